@@ -1,0 +1,21 @@
+//! Data layout primitives for archipelago.
+//!
+//! - [`Column`]: a fixed-capacity, 64-byte-aligned column of plain-old-data
+//!   whose length is padded to a multiple of [`LANE_PAD`] so SIMD loops need no
+//!   tail code; padding lanes hold a caller-chosen neutral value.
+//! - [`Vec3Column`]: three `f32` columns (x, y, z) for vectors that SIMD loops
+//!   read lane-wise.
+//! - [`SlotAllocator`] and the [`typed_handle!`] macro: generational handles
+//!   (index + generation) so a stale handle is an error, never a hit on the
+//!   body that reused its slot.
+//! - [`CachePadded`]: a value alone on its cache line, for anything several
+//!   threads write.
+
+mod cache_padded;
+mod column;
+mod handle;
+
+pub use cache_padded::CachePadded;
+pub use column::{padded_len, Column, Vec3Column, LANE_PAD};
+pub use handle::{HandleError, SlotAllocator};
+pub use bytemuck::{Pod, Zeroable};

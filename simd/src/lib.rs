@@ -1,0 +1,73 @@
+//! SIMD lanes for archipelago, built on `wide`.
+//!
+//! Every lane function here has a scalar twin (`*_scalar`) computing the same
+//! expression in the same order, so the SIMD path can be checked bit for bit
+//! against plain Rust. Fused multiply-add is used exactly where the target has
+//! FMA ([`fmadd`] mirrors `wide`'s choice), which keeps the twins identical on
+//! any x86-64 build.
+//!
+//! The lane width is [`LANES`] = 8 (`f32x8`). On AVX2 that is one register;
+//! on AVX-512 `f32x16` is available too, but our hot loops are gathers and
+//! short column sweeps where 8 wide already saturates the load ports (see
+//! perf-reports/ for the measurement; revisit with the SIMD solver batches).
+
+mod aabb;
+mod columns;
+mod vec3;
+
+pub use aabb::{overlap_mask, overlap_mask_scalar, AabbLanes, AabbRef};
+pub use columns::{
+    add_scaled_columns, add_scaled_columns_scalar, add_scaled_uniform, add_scaled_uniform_scalar,
+};
+pub use vec3::{QuatLanes, Vec3Lanes};
+pub use wide::f32x8;
+
+/// Number of f32 lanes in one SIMD register as used by archipelago.
+pub const LANES: usize = 8;
+
+/// Scalar multiply-add with the same rounding as `wide`'s `mul_add` on this
+/// target: fused where the target has FMA, two roundings where it does not.
+#[inline(always)]
+pub fn fmadd(a: f32, b: f32, c: f32) -> f32 {
+    if cfg!(target_feature = "fma") {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
+    }
+}
+
+/// Loads 8 consecutive lanes from `s` starting at `i`.
+#[inline(always)]
+pub fn load(s: &[f32], i: usize) -> f32x8 {
+    let chunk: [f32; LANES] = s[i..i + LANES].try_into().expect("8 lanes");
+    f32x8::new(chunk)
+}
+
+/// Stores 8 lanes into `s` starting at `i`.
+#[inline(always)]
+pub fn store(s: &mut [f32], i: usize, v: f32x8) {
+    s[i..i + LANES].copy_from_slice(&v.to_array());
+}
+
+#[cfg(test)]
+pub(crate) mod testrng {
+    /// splitmix64: a tiny, well-known generator, enough for random test inputs.
+    pub struct Rng(pub u64);
+    impl Rng {
+        pub fn next_u64(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        /// Uniform in [lo, hi).
+        pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+            let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+            lo + (hi - lo) * u
+        }
+        pub fn lanes(&mut self, lo: f32, hi: f32) -> [f32; 8] {
+            core::array::from_fn(|_| self.range(lo, hi))
+        }
+    }
+}
