@@ -1,1 +1,43 @@
+//! # archipelago
+//!
+//! A data-oriented rigid-body physics kernel. Bodies live in cache-line
+//! aligned structure-of-arrays columns; a step runs named phases (see
+//! [`pipeline`](crate::PhysicsSystem::update)): forces, broad phase, narrow
+//! phase, solver setup, velocity solve, integration, position solve.
+//!
+//! ```
+//! use archipelago::{BodyCreationSettings, Capacities, MotionType, PhysicsSettings, PhysicsSystem, Shape, Vec3};
+//! let mut world = PhysicsSystem::new(Capacities::default(), PhysicsSettings::default()).unwrap();
+//! let floor = Shape::cuboid(Vec3::new(50.0, 1.0, 50.0)).unwrap();
+//! world.create_and_add_body(&BodyCreationSettings::new(floor, Vec3::new(0.0, -1.0, 0.0), MotionType::Static)).unwrap();
+//! let ball = world
+//!     .create_and_add_body(&BodyCreationSettings::new(Shape::sphere(0.5).unwrap(), Vec3::new(0.0, 2.0, 0.0), MotionType::Dynamic))
+//!     .unwrap();
+//! for _ in 0..120 {
+//!     world.update(1.0 / 60.0, 1).unwrap();
+//! }
+//! assert!((world.position(ball).unwrap().y - 0.5).abs() < 0.03);
+//! ```
 
+mod body;
+mod broadphase;
+mod collide;
+mod contact_cache;
+mod error;
+mod integrate;
+mod math;
+mod narrowphase;
+mod pipeline;
+pub mod scenes;
+mod settings;
+mod shape;
+mod solver;
+mod system;
+
+pub use body::{BodyCreationSettings, BodyId, MassSpec, MotionType, ROTATION_NORM_TOLERANCE};
+pub use error::{PhysicsError, Result};
+pub use math::{Mat3, Quat, Vec3};
+pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};
+pub use settings::{Capacities, PhysicsSettings};
+pub use shape::Shape;
+pub use system::{Contact, ContactPoint, PhysicsSystem};

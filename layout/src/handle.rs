@@ -83,6 +83,11 @@ impl SlotAllocator {
         Ok(())
     }
 
+    /// Current generation of slot `index` (the one a live handle carries).
+    pub fn generation(&self, index: usize) -> u32 {
+        self.generation[index]
+    }
+
     pub fn is_live(&self, index: usize) -> bool {
         self.live.get(index).copied().unwrap_or(false)
     }

@@ -1,0 +1,473 @@
+//! Bodies: the creation settings users fill in, and the structure-of-arrays
+//! storage the step reads.
+
+use crate::error::{PhysicsError, Result};
+use crate::math::{world_inverse_inertia, Mat3, Quat, Vec3};
+use crate::shape::Shape;
+use archipelago_layout::{Column, SlotAllocator, Vec3Column};
+
+archipelago_layout::typed_handle!(
+    /// Handle to a body: slot index plus generation. A handle to a destroyed
+    /// body stays invalid even after its slot is reused.
+    BodyId
+);
+
+/// How a body moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum MotionType {
+    /// Never moves; infinite mass.
+    Static = 0,
+    /// Moved by its velocity only (set by the user, e.g. through
+    /// [`PhysicsSystem::move_kinematic`](crate::PhysicsSystem::move_kinematic));
+    /// infinite mass, pushes dynamic bodies.
+    Kinematic = 1,
+    /// Moved by forces and contacts.
+    Dynamic = 2,
+}
+
+/// How a dynamic body's mass is given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum MassSpec {
+    /// kg/m³; mass and inertia follow from the shape's volume.
+    Density(f32),
+    /// kg; inertia is that of the shape at uniform density.
+    Mass(f32),
+}
+
+/// Rotations further than this from unit length are refused as caller bugs;
+/// closer ones are renormalised (rounding from user math).
+pub const ROTATION_NORM_TOLERANCE: f32 = 1e-3;
+
+/// Everything needed to create a body. Build with [`BodyCreationSettings::new`]
+/// and the `with_*` methods; unset fields take Jolt's defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BodyCreationSettings {
+    pub shape: Shape,
+    pub position: Vec3,
+    pub rotation: Quat,
+    pub linear_velocity: Vec3,
+    pub angular_velocity: Vec3,
+    pub motion_type: MotionType,
+    pub mass: MassSpec,
+    pub friction: f32,
+    pub restitution: f32,
+    /// `None`: the world's [`PhysicsSettings::linear_damping`](crate::PhysicsSettings).
+    pub linear_damping: Option<f32>,
+    pub angular_damping: Option<f32>,
+    pub gravity_factor: f32,
+    pub allow_sleeping: bool,
+    /// Sensors detect overlaps but exert no contact forces.
+    pub is_sensor: bool,
+    /// Free for the embedding engine.
+    pub user_data: u64,
+}
+
+impl BodyCreationSettings {
+    pub fn new(shape: Shape, position: Vec3, motion_type: MotionType) -> Self {
+        Self {
+            shape,
+            position,
+            rotation: Quat::IDENTITY,
+            linear_velocity: Vec3::ZERO,
+            angular_velocity: Vec3::ZERO,
+            motion_type,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: 1.0,
+            allow_sleeping: true,
+            is_sensor: false,
+            user_data: 0,
+        }
+    }
+
+    pub fn with_rotation(mut self, rotation: Quat) -> Self {
+        self.rotation = rotation;
+        self
+    }
+    pub fn with_linear_velocity(mut self, v: Vec3) -> Self {
+        self.linear_velocity = v;
+        self
+    }
+    pub fn with_angular_velocity(mut self, w: Vec3) -> Self {
+        self.angular_velocity = w;
+        self
+    }
+    pub fn with_density(mut self, density: f32) -> Self {
+        self.mass = MassSpec::Density(density);
+        self
+    }
+    pub fn with_mass(mut self, mass: f32) -> Self {
+        self.mass = MassSpec::Mass(mass);
+        self
+    }
+    pub fn with_friction(mut self, friction: f32) -> Self {
+        self.friction = friction;
+        self
+    }
+    pub fn with_restitution(mut self, restitution: f32) -> Self {
+        self.restitution = restitution;
+        self
+    }
+    pub fn with_damping(mut self, linear: f32, angular: f32) -> Self {
+        self.linear_damping = Some(linear);
+        self.angular_damping = Some(angular);
+        self
+    }
+    pub fn with_gravity_factor(mut self, factor: f32) -> Self {
+        self.gravity_factor = factor;
+        self
+    }
+    pub fn with_allow_sleeping(mut self, allow: bool) -> Self {
+        self.allow_sleeping = allow;
+        self
+    }
+    pub fn with_sensor(mut self, is_sensor: bool) -> Self {
+        self.is_sensor = is_sensor;
+        self
+    }
+    pub fn with_user_data(mut self, user_data: u64) -> Self {
+        self.user_data = user_data;
+        self
+    }
+}
+
+/// Checks a rotation and returns it normalised (see [`ROTATION_NORM_TOLERANCE`]).
+pub(crate) fn checked_rotation(q: Quat) -> Result<Quat> {
+    if !q.is_finite() || (q.length() - 1.0).abs() > ROTATION_NORM_TOLERANCE {
+        return Err(PhysicsError::InvalidRotation);
+    }
+    Ok(q.normalize())
+}
+
+pub(crate) fn checked_position(p: Vec3) -> Result<Vec3> {
+    p.is_finite().then_some(p).ok_or(PhysicsError::InvalidPosition)
+}
+
+pub(crate) fn checked_velocity(v: Vec3) -> Result<Vec3> {
+    v.is_finite().then_some(v).ok_or(PhysicsError::InvalidVelocity)
+}
+
+/// Derived, validated per-body values, computed before anything is written so
+/// a refused body leaves no trace.
+pub(crate) struct ValidatedBody {
+    pub rotation: Quat,
+    pub inv_mass: f32,
+    pub inv_inertia: Vec3,
+    pub linear_damping: f32,
+    pub angular_damping: f32,
+}
+
+pub(crate) fn validate_creation(
+    s: &BodyCreationSettings,
+    default_linear_damping: f32,
+    default_angular_damping: f32,
+) -> Result<ValidatedBody> {
+    s.shape.validate()?;
+    checked_position(s.position)?;
+    let rotation = checked_rotation(s.rotation)?;
+    checked_velocity(s.linear_velocity)?;
+    checked_velocity(s.angular_velocity)?;
+    let finite_nonneg = |v: f32| v.is_finite() && v >= 0.0;
+    let linear_damping = s.linear_damping.unwrap_or(default_linear_damping);
+    let angular_damping = s.angular_damping.unwrap_or(default_angular_damping);
+    let material_ok = finite_nonneg(s.friction)
+        && (0.0..=1.0).contains(&s.restitution)
+        && finite_nonneg(linear_damping)
+        && finite_nonneg(angular_damping)
+        && s.gravity_factor.is_finite();
+    if !material_ok {
+        return Err(PhysicsError::InvalidMaterial);
+    }
+    let (mass, inertia) = match s.mass {
+        MassSpec::Density(d) if d.is_finite() && d > 0.0 => s.shape.mass_properties(d),
+        MassSpec::Mass(m) if m.is_finite() && m > 0.0 => (m, s.shape.inertia_for_mass(m)),
+        _ => return Err(PhysicsError::InvalidMass),
+    };
+    let (inv_mass, inv_inertia) = if s.motion_type == MotionType::Dynamic {
+        if !(mass.is_finite() && mass > 0.0 && inertia.is_finite() && inertia.min_element() > 0.0)
+        {
+            // e.g. a density so small the product underflows
+            return Err(PhysicsError::InvalidMass);
+        }
+        (1.0 / mass, inertia.recip())
+    } else {
+        (0.0, Vec3::ZERO)
+    };
+    Ok(ValidatedBody {
+        rotation,
+        inv_mass,
+        inv_inertia,
+        linear_damping,
+        angular_damping,
+    })
+}
+
+/// Per-body flag bits.
+pub(crate) mod flags {
+    pub const ADDED: u8 = 1;
+    pub const SENSOR: u8 = 2;
+    pub const ALLOW_SLEEPING: u8 = 4;
+}
+
+/// Marker for "not in this list".
+pub(crate) const NOT_LISTED: u32 = u32::MAX;
+
+/// All body state as structure-of-arrays columns indexed by slot. Hot solver
+/// data (velocities, inverse mass and inertia) lives in its own columns, apart
+/// from cold data (shape, material, user data).
+pub(crate) struct Bodies {
+    pub slots: SlotAllocator,
+    // hot: integration and solver
+    pub position: Vec3Column,
+    pub rotation: Column<[f32; 4]>,
+    pub linear_velocity: Vec3Column,
+    pub angular_velocity: Vec3Column,
+    pub inv_mass: Column<f32>,
+    pub inv_inertia_local: Column<[f32; 3]>,
+    pub inv_inertia_world: Column<[f32; 9]>,
+    /// Gravity factor for added dynamic bodies, 0 elsewhere: the SIMD gravity
+    /// sweep multiplies by it.
+    pub gravity_scale: Column<f32>,
+    /// 1 for added non-static bodies, 0 elsewhere: the SIMD position sweep
+    /// multiplies by it.
+    pub move_scale: Column<f32>,
+    pub force: Column<[f32; 3]>,
+    pub torque: Column<[f32; 3]>,
+    pub gravity_factor: Column<f32>,
+    // broad phase: world AABBs, empty (min +inf, max -inf) for unused slots
+    pub aabb_min: Vec3Column,
+    pub aabb_max: Vec3Column,
+    // cold
+    pub motion_type: Column<u8>,
+    pub flags: Column<u8>,
+    pub friction: Column<f32>,
+    pub restitution: Column<f32>,
+    pub linear_damping: Column<f32>,
+    pub angular_damping: Column<f32>,
+    pub user_data: Column<u64>,
+    pub shape: Vec<Shape>,
+    /// Slots of added bodies, and each slot's place in it.
+    pub added: Vec<u32>,
+    pub added_pos: Vec<u32>,
+    /// Slots of added, non-static bodies (Jolt's active-body array), and each
+    /// slot's place in it.
+    pub active: Vec<u32>,
+    pub active_pos: Vec<u32>,
+}
+
+const EMPTY_MIN: [f32; 3] = [f32::INFINITY; 3];
+const EMPTY_MAX: [f32; 3] = [f32::NEG_INFINITY; 3];
+const PLACEHOLDER_SHAPE: Shape = Shape::Sphere { radius: 1.0 };
+
+impl Bodies {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            slots: SlotAllocator::new(capacity),
+            position: Vec3Column::new(capacity, [0.0; 3]),
+            rotation: Column::new(capacity, [0.0, 0.0, 0.0, 1.0]),
+            linear_velocity: Vec3Column::new(capacity, [0.0; 3]),
+            angular_velocity: Vec3Column::new(capacity, [0.0; 3]),
+            inv_mass: Column::new(capacity, 0.0),
+            inv_inertia_local: Column::new(capacity, [0.0; 3]),
+            inv_inertia_world: Column::new(capacity, [0.0; 9]),
+            gravity_scale: Column::new(capacity, 0.0),
+            move_scale: Column::new(capacity, 0.0),
+            force: Column::new(capacity, [0.0; 3]),
+            torque: Column::new(capacity, [0.0; 3]),
+            gravity_factor: Column::new(capacity, 0.0),
+            aabb_min: Vec3Column::new(capacity, EMPTY_MIN),
+            aabb_max: Vec3Column::new(capacity, EMPTY_MAX),
+            motion_type: Column::new(capacity, MotionType::Static as u8),
+            flags: Column::new(capacity, 0),
+            friction: Column::new(capacity, 0.0),
+            restitution: Column::new(capacity, 0.0),
+            linear_damping: Column::new(capacity, 0.0),
+            angular_damping: Column::new(capacity, 0.0),
+            user_data: Column::new(capacity, 0),
+            shape: vec![PLACEHOLDER_SHAPE; capacity],
+            added: Vec::with_capacity(capacity),
+            added_pos: vec![NOT_LISTED; capacity],
+            active: Vec::with_capacity(capacity),
+            active_pos: vec![NOT_LISTED; capacity],
+        }
+    }
+
+    pub fn check(&self, id: BodyId) -> Result<usize> {
+        self.slots
+            .validate(id.index(), id.generation())
+            .map(|_| id.index() as usize)
+            .map_err(|_| PhysicsError::InvalidBodyId)
+    }
+
+    pub fn id_of(&self, i: usize) -> BodyId {
+        // generation lookup: a live slot's current generation
+        BodyId::new(i as u32, self.generation_of(i))
+    }
+
+    fn generation_of(&self, i: usize) -> u32 {
+        self.slots.generation(i)
+    }
+
+    #[inline]
+    pub fn pos(&self, i: usize) -> Vec3 {
+        Vec3::from_array(self.position.get(i))
+    }
+    #[inline]
+    pub fn rot(&self, i: usize) -> Quat {
+        Quat::from_array(self.rotation[i])
+    }
+    #[inline]
+    pub fn lin_vel(&self, i: usize) -> Vec3 {
+        Vec3::from_array(self.linear_velocity.get(i))
+    }
+    #[inline]
+    pub fn ang_vel(&self, i: usize) -> Vec3 {
+        Vec3::from_array(self.angular_velocity.get(i))
+    }
+    #[inline]
+    pub fn inv_inertia(&self, i: usize) -> Mat3 {
+        Mat3::from_cols_array(&self.inv_inertia_world[i])
+    }
+    #[inline]
+    pub fn motion(&self, i: usize) -> MotionType {
+        match self.motion_type[i] {
+            2 => MotionType::Dynamic,
+            1 => MotionType::Kinematic,
+            _ => MotionType::Static,
+        }
+    }
+    #[inline]
+    pub fn is_added(&self, i: usize) -> bool {
+        self.flags[i] & flags::ADDED != 0
+    }
+    #[inline]
+    pub fn is_sensor(&self, i: usize) -> bool {
+        self.flags[i] & flags::SENSOR != 0
+    }
+
+    /// Recomputes the world inverse inertia from the rotation.
+    pub fn update_world_inertia(&mut self, i: usize) {
+        let inv = Vec3::from_array(self.inv_inertia_local[i]);
+        self.inv_inertia_world[i] = world_inverse_inertia(self.rot(i), inv).to_cols_array();
+    }
+
+    /// Recomputes the world AABB, inflated by `margin`.
+    pub fn update_aabb(&mut self, i: usize, margin: f32) {
+        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i));
+        self.aabb_min.set(i, (lo - Vec3::splat(margin)).to_array());
+        self.aabb_max.set(i, (hi + Vec3::splat(margin)).to_array());
+    }
+
+    /// Writes a validated body into a fresh slot. Infallible: all checks ran
+    /// in [`validate_creation`].
+    pub fn write_new(&mut self, i: usize, s: &BodyCreationSettings, v: &ValidatedBody) {
+        self.position.set(i, s.position.to_array());
+        self.rotation[i] = v.rotation.to_array();
+        let dynamic_or_kinematic = s.motion_type != MotionType::Static;
+        let (lv, av) = if dynamic_or_kinematic {
+            (s.linear_velocity, s.angular_velocity)
+        } else {
+            (Vec3::ZERO, Vec3::ZERO)
+        };
+        self.linear_velocity.set(i, lv.to_array());
+        self.angular_velocity.set(i, av.to_array());
+        self.inv_mass[i] = v.inv_mass;
+        self.inv_inertia_local[i] = v.inv_inertia.to_array();
+        self.force[i] = [0.0; 3];
+        self.torque[i] = [0.0; 3];
+        self.motion_type[i] = s.motion_type as u8;
+        let mut f = 0;
+        if s.is_sensor {
+            f |= flags::SENSOR;
+        }
+        if s.allow_sleeping {
+            f |= flags::ALLOW_SLEEPING;
+        }
+        self.flags[i] = f;
+        self.friction[i] = s.friction;
+        self.restitution[i] = s.restitution;
+        self.linear_damping[i] = v.linear_damping;
+        self.angular_damping[i] = v.angular_damping;
+        self.user_data[i] = s.user_data;
+        self.gravity_factor[i] = s.gravity_factor;
+        self.shape[i] = s.shape;
+        self.gravity_scale[i] = 0.0;
+        self.move_scale[i] = 0.0;
+        self.update_world_inertia(i);
+    }
+
+    /// Puts slot `i` into the simulation.
+    pub fn add(&mut self, i: usize, margin: f32) {
+        self.flags[i] |= flags::ADDED;
+        self.added_pos[i] = self.added.len() as u32;
+        self.added.push(i as u32);
+        match self.motion(i) {
+            MotionType::Static => self.update_aabb(i, 0.0),
+            motion => {
+                self.active_pos[i] = self.active.len() as u32;
+                self.active.push(i as u32);
+                self.move_scale[i] = 1.0;
+                if motion == MotionType::Dynamic {
+                    self.gravity_scale[i] = self.gravity_factor[i];
+                }
+                self.update_aabb(i, margin);
+            }
+        }
+    }
+
+    /// Takes slot `i` out of the simulation (it keeps its state).
+    pub fn remove(&mut self, i: usize) {
+        self.flags[i] &= !flags::ADDED;
+        swap_remove_listed(&mut self.added, &mut self.added_pos, i);
+        if self.active_pos[i] != NOT_LISTED {
+            swap_remove_listed(&mut self.active, &mut self.active_pos, i);
+        }
+        self.gravity_scale[i] = 0.0;
+        self.move_scale[i] = 0.0;
+        self.aabb_min.clear(i);
+        self.aabb_max.clear(i);
+    }
+
+    /// Resets every column of a freed slot to its neutral value.
+    pub fn clear(&mut self, i: usize) {
+        self.position.clear(i);
+        self.rotation.clear(i);
+        self.linear_velocity.clear(i);
+        self.angular_velocity.clear(i);
+        self.inv_mass.clear(i);
+        self.inv_inertia_local.clear(i);
+        self.inv_inertia_world.clear(i);
+        self.gravity_scale.clear(i);
+        self.move_scale.clear(i);
+        self.force.clear(i);
+        self.torque.clear(i);
+        self.aabb_min.clear(i);
+        self.aabb_max.clear(i);
+        self.motion_type.clear(i);
+        self.flags.clear(i);
+        self.friction.clear(i);
+        self.restitution.clear(i);
+        self.linear_damping.clear(i);
+        self.angular_damping.clear(i);
+        self.user_data.clear(i);
+        self.gravity_factor.clear(i);
+        self.shape[i] = PLACEHOLDER_SHAPE;
+    }
+}
+
+/// Removes slot `i` from an index list in O(1), fixing the moved entry's
+/// back-reference.
+fn swap_remove_listed(list: &mut Vec<u32>, pos: &mut [u32], i: usize) {
+    let p = pos[i] as usize;
+    let last = list.len() - 1;
+    list.swap(p, last);
+    list.pop();
+    if p < list.len() {
+        pos[list[p] as usize] = p as u32;
+    }
+    pos[i] = NOT_LISTED;
+}

@@ -1,0 +1,374 @@
+//! Box against box: separating-axis test over the 15 candidate axes, then
+//! either face clipping (reference face vs incident face, Sutherland–Hodgman)
+//! or the closest points of two edges.
+
+use super::{ContactPoints, MAX_POINTS};
+use crate::math::{closest_segment_params, Mat3, Quat, Vec3};
+
+/// A face axis of B must beat A's best face by this much (m) to become the
+/// reference, and an edge axis must beat the best face by [`EDGE_TOLERANCE`];
+/// the bias keeps the chosen feature from flickering between steps when two
+/// axes separate almost equally (resting stacks), which would break warm
+/// starting.
+const FACE_B_TOLERANCE: f32 = 0.005;
+const EDGE_TOLERANCE: f32 = 0.01;
+
+/// Cross products shorter than this come from (nearly) parallel edges and are
+/// not separating-axis candidates: the face axes already cover that case.
+const MIN_EDGE_AXIS: f32 = 1e-5;
+
+/// Clipping a quadrilateral against four planes yields at most 8 vertices.
+const MAX_CLIP: usize = 8;
+
+struct Obb {
+    c: Vec3,
+    u: [Vec3; 3],
+    h: [f32; 3],
+}
+
+impl Obb {
+    fn new(c: Vec3, rot: Quat, h: Vec3) -> Self {
+        let m = Mat3::from_quat(rot);
+        Self {
+            c,
+            u: [m.x_axis, m.y_axis, m.z_axis],
+            h: h.to_array(),
+        }
+    }
+
+    /// Projected radius onto axis `l`.
+    fn radius(&self, l: Vec3) -> f32 {
+        self.h[0] * self.u[0].dot(l).abs()
+            + self.h[1] * self.u[1].dot(l).abs()
+            + self.h[2] * self.u[2].dot(l).abs()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Feature {
+    FaceA(usize),
+    FaceB(usize),
+    Edge(usize, usize, Vec3),
+}
+
+/// Box A (centre, rotation, half extents) against box B.
+pub(crate) fn collide_box_box(
+    pa: Vec3,
+    qa: Quat,
+    ha: Vec3,
+    pb: Vec3,
+    qb: Quat,
+    hb: Vec3,
+    max_separation: f32,
+) -> Option<ContactPoints> {
+    let a = Obb::new(pa, qa, ha);
+    let b = Obb::new(pb, qb, hb);
+    let d = b.c - a.c;
+
+    let mut best_a = (f32::NEG_INFINITY, 0);
+    for i in 0..3 {
+        let s = d.dot(a.u[i]).abs() - a.h[i] - b.radius(a.u[i]);
+        if s > max_separation {
+            return None;
+        }
+        if s > best_a.0 {
+            best_a = (s, i);
+        }
+    }
+    let mut best_b = (f32::NEG_INFINITY, 0);
+    for j in 0..3 {
+        let s = d.dot(b.u[j]).abs() - a.radius(b.u[j]) - b.h[j];
+        if s > max_separation {
+            return None;
+        }
+        if s > best_b.0 {
+            best_b = (s, j);
+        }
+    }
+    let mut best_edge = (f32::NEG_INFINITY, 0, 0, Vec3::ZERO);
+    for i in 0..3 {
+        for j in 0..3 {
+            let l = a.u[i].cross(b.u[j]);
+            let len = l.length();
+            if len < MIN_EDGE_AXIS {
+                continue;
+            }
+            let l = l / len;
+            let s = d.dot(l).abs() - a.radius(l) - b.radius(l);
+            if s > max_separation {
+                return None;
+            }
+            if s > best_edge.0 {
+                best_edge = (s, i, j, l);
+            }
+        }
+    }
+
+    let (face_sep, mut feature) = if best_b.0 > best_a.0 + FACE_B_TOLERANCE {
+        (best_b.0, Feature::FaceB(best_b.1))
+    } else {
+        (best_a.0, Feature::FaceA(best_a.1))
+    };
+    if best_edge.0 > face_sep + EDGE_TOLERANCE {
+        feature = Feature::Edge(best_edge.1, best_edge.2, best_edge.3);
+    }
+
+    match feature {
+        Feature::FaceA(k) => face_contact(&a, &b, k, d, max_separation),
+        Feature::FaceB(k) => face_contact(&b, &a, k, -d, max_separation).map(ContactPoints::flipped),
+        Feature::Edge(i, j, l) => Some(edge_contact(&a, &b, i, j, l, d)),
+    }
+}
+
+/// Reference face `k` of box `r`, incident face on box `inc`; `d` is the
+/// vector from `r`'s centre to `inc`'s. Normal points from `r` to `inc`.
+fn face_contact(r: &Obb, inc: &Obb, k: usize, d: Vec3, max_separation: f32) -> Option<ContactPoints> {
+    let n = if d.dot(r.u[k]) >= 0.0 { r.u[k] } else { -r.u[k] };
+
+    // Incident face: the face of `inc` most anti-parallel to n.
+    let mut m = 0;
+    let mut best = -1.0;
+    for j in 0..3 {
+        let c = inc.u[j].dot(n).abs();
+        if c > best {
+            best = c;
+            m = j;
+        }
+    }
+    let inc_normal = if inc.u[m].dot(n) > 0.0 { -inc.u[m] } else { inc.u[m] };
+    let face_c = inc.c + inc_normal * inc.h[m];
+    let (m1, m2) = ((m + 1) % 3, (m + 2) % 3);
+    let e1 = inc.u[m1] * inc.h[m1];
+    let e2 = inc.u[m2] * inc.h[m2];
+    let mut poly = [Vec3::ZERO; MAX_CLIP];
+    poly[0] = face_c + e1 + e2;
+    poly[1] = face_c - e1 + e2;
+    poly[2] = face_c - e1 - e2;
+    poly[3] = face_c + e1 - e2;
+    let mut count = 4;
+
+    // Clip against the four side planes of the reference face.
+    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+    for &(axis, sign) in &[(k1, 1.0f32), (k1, -1.0), (k2, 1.0), (k2, -1.0)] {
+        let pn = r.u[axis] * sign;
+        let offset = pn.dot(r.c) + r.h[axis];
+        count = clip_polygon(&mut poly, count, pn, offset);
+        if count == 0 {
+            return None;
+        }
+    }
+
+    // Keep the clipped points below the reference face (within the
+    // speculative distance), paired with their projection onto it.
+    let face_offset = n.dot(r.c) + r.h[k];
+    let mut pts = [(Vec3::ZERO, 0.0f32); MAX_CLIP];
+    let mut kept = 0;
+    for &v in &poly[..count] {
+        let sep = n.dot(v) - face_offset;
+        if sep <= max_separation {
+            pts[kept] = (v, sep);
+            kept += 1;
+        }
+    }
+    if kept == 0 {
+        return None;
+    }
+    let chosen = reduce_to_four(&pts[..kept], n);
+    let mut out = ContactPoints::new(n);
+    for &idx in chosen.iter().flatten() {
+        let (v, sep) = pts[idx];
+        out.push(v - n * sep, v);
+    }
+    Some(out)
+}
+
+/// Sutherland–Hodgman: keeps the part of `poly[..count]` with `pn·x <= offset`.
+fn clip_polygon(poly: &mut [Vec3; MAX_CLIP], count: usize, pn: Vec3, offset: f32) -> usize {
+    let mut out = [Vec3::ZERO; MAX_CLIP];
+    let mut n_out = 0;
+    for i in 0..count {
+        let p = poly[i];
+        let q = poly[(i + 1) % count];
+        let dp = pn.dot(p) - offset;
+        let dq = pn.dot(q) - offset;
+        if dp <= 0.0 && n_out < MAX_CLIP {
+            out[n_out] = p;
+            n_out += 1;
+        }
+        if (dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0) {
+            if n_out < MAX_CLIP {
+                out[n_out] = p + (q - p) * (dp / (dp - dq));
+                n_out += 1;
+            }
+        }
+    }
+    *poly = out;
+    n_out
+}
+
+/// Picks at most four of the candidate points that keep the contact area:
+/// the deepest, the farthest from it, then the two that span the largest
+/// triangles on either side of that diagonal.
+fn reduce_to_four(pts: &[(Vec3, f32)], n: Vec3) -> [Option<usize>; MAX_POINTS] {
+    let mut chosen = [None; MAX_POINTS];
+    if pts.len() <= MAX_POINTS {
+        for (i, c) in chosen.iter_mut().enumerate().take(pts.len()) {
+            *c = Some(i);
+        }
+        return chosen;
+    }
+    let argmax = |score: &dyn Fn(usize) -> f32| {
+        let mut best = (f32::NEG_INFINITY, 0);
+        for i in 0..pts.len() {
+            let s = score(i);
+            if s > best.0 {
+                best = (s, i);
+            }
+        }
+        best
+    };
+    let i0 = argmax(&|i| -pts[i].1).1;
+    let p0 = pts[i0].0;
+    let i1 = argmax(&|i| (pts[i].0 - p0).length_squared()).1;
+    let p1 = pts[i1].0;
+    let area = |i: usize| (p1 - p0).cross(pts[i].0 - p0).dot(n);
+    let (a2, i2) = argmax(&|i| area(i));
+    let (a3, i3) = argmax(&|i| -area(i));
+    chosen[0] = Some(i0);
+    chosen[1] = (i1 != i0).then_some(i1);
+    chosen[2] = (a2 > 0.0).then_some(i2);
+    chosen[3] = (a3 > 0.0).then_some(i3);
+    chosen
+}
+
+/// Edge `i` of A against edge `j` of B along axis `l` (unit, any sign).
+fn edge_contact(a: &Obb, b: &Obb, i: usize, j: usize, l: Vec3, d: Vec3) -> ContactPoints {
+    let l = if d.dot(l) < 0.0 { -l } else { l };
+    // Support edge of A along +l and of B along -l.
+    let mut ca = a.c;
+    for k in (0..3).filter(|&k| k != i) {
+        ca += a.u[k] * (a.h[k] * a.u[k].dot(l).signum());
+    }
+    let mut cb = b.c;
+    for k in (0..3).filter(|&k| k != j) {
+        cb -= b.u[k] * (b.h[k] * b.u[k].dot(l).signum());
+    }
+    let (ea, eb) = (a.u[i] * a.h[i], b.u[j] * b.h[j]);
+    let (s, t) = closest_segment_params(ca - ea, ca + ea, cb - eb, cb + eb);
+    let pa = ca - ea + ea * (2.0 * s);
+    let pb = cb - eb + eb * (2.0 * t);
+    let mut out = ContactPoints::new(l);
+    out.push(pa, pb);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cube_resting_on_floor_gets_four_points() {
+        let c = collide_box_box(
+            Vec3::new(0.0, -1.0, 0.0),
+            Quat::IDENTITY,
+            Vec3::new(50.0, 1.0, 50.0),
+            Vec3::new(3.0, 0.49, -2.0),
+            Quat::from_rotation_y(0.3),
+            Vec3::splat(0.5),
+            0.02,
+        )
+        .unwrap();
+        assert_eq!(c.count, 4);
+        assert!((c.normal - Vec3::Y).length() < 1e-6);
+        for k in 0..4 {
+            assert!((c.separation(k) + 0.01).abs() < 1e-5);
+            assert!((c.on_a[k].y).abs() < 1e-5, "point on the floor's top face");
+        }
+    }
+
+    #[test]
+    fn offset_stacked_cubes_clip_to_the_overlap() {
+        // pyramid layout: upper cube offset by half a cube in x and z
+        let c = collide_box_box(
+            Vec3::new(0.0, 1.0, 0.0),
+            Quat::IDENTITY,
+            Vec3::ONE,
+            Vec3::new(1.0, 3.0, 1.0),
+            Quat::IDENTITY,
+            Vec3::ONE,
+            0.02,
+        )
+        .unwrap();
+        assert_eq!(c.count, 4);
+        let mut xs: Vec<f32> = (0..4).map(|k| c.on_b[k].x).collect();
+        xs.sort_by(f32::total_cmp);
+        assert!((xs[0] - 0.0).abs() < 1e-5 && (xs[3] - 1.0).abs() < 1e-5);
+        for k in 0..4 {
+            assert!(c.separation(k).abs() < 1e-5);
+        }
+    }
+
+    #[test]
+    fn separated_beyond_speculative_distance_is_none() {
+        assert!(collide_box_box(
+            Vec3::ZERO,
+            Quat::IDENTITY,
+            Vec3::ONE,
+            Vec3::new(2.05, 0.0, 0.0),
+            Quat::IDENTITY,
+            Vec3::ONE,
+            0.02
+        )
+        .is_none());
+        let c = collide_box_box(
+            Vec3::ZERO,
+            Quat::IDENTITY,
+            Vec3::ONE,
+            Vec3::new(2.01, 0.0, 0.0),
+            Quat::IDENTITY,
+            Vec3::ONE,
+            0.02,
+        )
+        .unwrap();
+        assert!((c.separation(0) - 0.01).abs() < 1e-5);
+    }
+
+    #[test]
+    fn crossed_edges_touch_at_one_point() {
+        // B rotated 45° about x and about y resting its edge across A's edge
+        let qb = Quat::from_rotation_x(core::f32::consts::FRAC_PI_4);
+        let qa = Quat::from_rotation_z(core::f32::consts::FRAC_PI_4);
+        let s2 = 2f32.sqrt();
+        let c = collide_box_box(
+            Vec3::ZERO,
+            qa,
+            Vec3::ONE,
+            Vec3::new(0.0, 2.0 * s2 - 0.05, 0.0),
+            qb,
+            Vec3::ONE,
+            0.02,
+        )
+        .unwrap();
+        assert_eq!(c.count, 1);
+        assert!((c.normal - Vec3::Y).length() < 1e-4, "{:?}", c.normal);
+        assert!((c.separation(0) + 0.05).abs() < 1e-4, "{}", c.separation(0));
+        assert!((c.on_a[0] - Vec3::new(0.0, s2, 0.0)).length() < 1e-3);
+    }
+
+    #[test]
+    fn reduction_keeps_deepest_and_spread() {
+        // Octagon of candidate points: four survive, the deepest among them.
+        let n = Vec3::Y;
+        let pts: Vec<(Vec3, f32)> = (0..8)
+            .map(|i| {
+                let a = i as f32 * core::f32::consts::TAU / 8.0;
+                (Vec3::new(a.cos(), 0.0, a.sin()), if i == 5 { -0.2 } else { -0.1 })
+            })
+            .collect();
+        let chosen = reduce_to_four(&pts, n);
+        let idx: Vec<usize> = chosen.iter().flatten().copied().collect();
+        assert_eq!(idx.len(), 4);
+        assert!(idx.contains(&5));
+        assert!(idx.contains(&1), "opposite of the deepest");
+    }
+}

@@ -1,0 +1,94 @@
+//! Contact cache: last step's manifolds, kept for warm starting.
+//!
+//! Manifolds come out of the narrow phase sorted by body pair, and the cache
+//! keeps them in that order, so finding last step's manifold of each pair is a
+//! single merge walk over two sorted lists: no hash table, no allocation, and
+//! an order that depends on body indices alone. Within a pair, a new point
+//! takes the impulse of the old point nearest to it in body A's frame, if it
+//! is within `contact_point_preserve_distance` and the normal turned less
+//! than `contact_normal_preserve_cos` (as Jolt does).
+
+use crate::collide::MAX_POINTS;
+use crate::math::Vec3;
+use crate::narrowphase::Manifold;
+
+#[derive(Debug, Clone, Copy)]
+struct CachedManifold {
+    key: u64,
+    normal: Vec3,
+    count: u32,
+    local_a: [Vec3; MAX_POINTS],
+    impulse: [[f32; 3]; MAX_POINTS],
+}
+
+pub(crate) struct ContactCache {
+    previous: Vec<CachedManifold>,
+}
+
+impl ContactCache {
+    pub fn new(max_contact_constraints: usize) -> Self {
+        Self {
+            previous: Vec::with_capacity(max_contact_constraints),
+        }
+    }
+
+    /// Copies matching impulses from last step into `manifolds` (which must be
+    /// sorted by pair key). Returns how many points were warm-started.
+    pub fn warm_start(
+        &self,
+        manifolds: &mut [Manifold],
+        preserve_distance: f32,
+        normal_cos: f32,
+    ) -> u32 {
+        let max_d2 = preserve_distance * preserve_distance;
+        let mut matched = 0;
+        let mut j = 0;
+        for m in manifolds.iter_mut() {
+            let key = m.pair.key();
+            while j < self.previous.len() && self.previous[j].key < key {
+                j += 1;
+            }
+            m.impulse = [[0.0; 3]; MAX_POINTS];
+            let Some(old) = self.previous.get(j).filter(|o| o.key == key) else {
+                continue;
+            };
+            if old.normal.dot(m.normal) < normal_cos {
+                continue;
+            }
+            for k in 0..m.count as usize {
+                let mut best = (max_d2, None);
+                for o in 0..old.count as usize {
+                    let d2 = (old.local_a[o] - m.local_a[k]).length_squared();
+                    if d2 <= best.0 {
+                        best = (d2, Some(o));
+                    }
+                }
+                if let Some(o) = best.1 {
+                    m.impulse[k] = old.impulse[o];
+                    matched += 1;
+                }
+            }
+        }
+        matched
+    }
+
+    /// Replaces the cache with this step's solved manifolds.
+    pub fn store(&mut self, manifolds: &[Manifold]) {
+        self.previous.clear();
+        self.previous
+            .extend(manifolds.iter().filter(|m| !m.sensor).map(|m| CachedManifold {
+                key: m.pair.key(),
+                normal: m.normal,
+                count: m.count,
+                local_a: m.local_a,
+                impulse: m.impulse,
+            }));
+    }
+
+    /// Forgets every cached manifold touching slot `body` (removed bodies:
+    /// a new body in the same slot must not inherit impulses).
+    pub fn forget_body(&mut self, body: u32) {
+        self.previous
+            .retain(|c| (c.key >> 32) as u32 != body && c.key as u32 != body);
+    }
+}

@@ -1,0 +1,147 @@
+//! Narrow phase: exact contact manifolds for the broad phase's candidate
+//! pairs. Each pair writes its manifold into the preallocated slot of the same
+//! index (no shared push, so a parallel loop can fill it later); the touching
+//! slots are then compacted, keeping pair order. If more manifolds touch than
+//! `max_contact_constraints`, the deepest are kept and the rest are counted as
+//! dropped.
+
+use crate::body::Bodies;
+use crate::broadphase::BodyPair;
+use crate::collide::{collide, Placed, MAX_POINTS};
+use crate::math::Vec3;
+
+/// One contact manifold between two bodies, as the solver and the contact
+/// cache use it. Points are stored in each body's local frame so the position
+/// solver can re-evaluate them after bodies move.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Manifold {
+    pub pair: BodyPair,
+    /// World-space normal from body A to body B.
+    pub normal: Vec3,
+    pub count: u32,
+    pub local_a: [Vec3; MAX_POINTS],
+    pub local_b: [Vec3; MAX_POINTS],
+    /// Separation of each point when found (negative: penetration).
+    pub separation: [f32; MAX_POINTS],
+    /// Accumulated impulses per point: normal, tangent 1, tangent 2. Filled
+    /// from the cache before solving (warm start), by the solver after.
+    pub impulse: [[f32; 3]; MAX_POINTS],
+    /// Either body is a sensor: reported, never solved.
+    pub sensor: bool,
+}
+
+impl Manifold {
+    pub const EMPTY: Manifold = Manifold {
+        pair: BodyPair { a: 0, b: 0 },
+        normal: Vec3::ZERO,
+        count: 0,
+        local_a: [Vec3::ZERO; MAX_POINTS],
+        local_b: [Vec3::ZERO; MAX_POINTS],
+        separation: [0.0; MAX_POINTS],
+        impulse: [[0.0; 3]; MAX_POINTS],
+        sensor: false,
+    };
+
+    fn deepest(&self) -> f32 {
+        self.separation[..self.count as usize]
+            .iter()
+            .copied()
+            .fold(f32::INFINITY, f32::min)
+    }
+}
+
+/// Preallocated narrow-phase buffers.
+pub(crate) struct NarrowPhase {
+    /// One slot per candidate pair (len = max_body_pairs).
+    slots: Vec<Manifold>,
+    /// Touching manifolds in pair order (capacity = max_contact_constraints).
+    pub manifolds: Vec<Manifold>,
+    /// Scratch for choosing the deepest manifolds on overflow.
+    depth_order: Vec<(f32, u32)>,
+    max_manifolds: usize,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct NarrowStats {
+    pub dropped_manifolds: u32,
+}
+
+impl NarrowPhase {
+    pub fn new(max_body_pairs: usize, max_contact_constraints: usize) -> Self {
+        Self {
+            slots: vec![Manifold::EMPTY; max_body_pairs],
+            manifolds: Vec::with_capacity(max_contact_constraints),
+            depth_order: Vec::with_capacity(max_body_pairs),
+            max_manifolds: max_contact_constraints,
+        }
+    }
+
+    pub fn run(&mut self, bodies: &Bodies, pairs: &[BodyPair], max_separation: f32) -> NarrowStats {
+        for (slot, &pair) in self.slots.iter_mut().zip(pairs) {
+            *slot = collide_pair(bodies, pair, max_separation);
+        }
+        self.compact(pairs.len())
+    }
+
+    fn compact(&mut self, n: usize) -> NarrowStats {
+        self.manifolds.clear();
+        let touching = self.slots[..n].iter().filter(|m| m.count > 0).count();
+        if touching <= self.max_manifolds {
+            self.manifolds
+                .extend(self.slots[..n].iter().filter(|m| m.count > 0).copied());
+            return NarrowStats::default();
+        }
+        // Overflow: keep the deepest `max_manifolds` (ties broken by pair
+        // order, so the choice is deterministic), then restore pair order.
+        self.depth_order.clear();
+        self.depth_order.extend(
+            self.slots[..n]
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| m.count > 0)
+                .map(|(k, m)| (m.deepest(), k as u32)),
+        );
+        let keep = self.max_manifolds;
+        self.depth_order
+            .select_nth_unstable_by(keep - 1, |x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        let kept = &mut self.depth_order[..keep];
+        kept.sort_unstable_by_key(|&(_, k)| k);
+        for &(_, k) in kept.iter() {
+            self.manifolds.push(self.slots[k as usize]);
+        }
+        NarrowStats {
+            dropped_manifolds: (touching - keep) as u32,
+        }
+    }
+}
+
+fn collide_pair(bodies: &Bodies, pair: BodyPair, max_separation: f32) -> Manifold {
+    let (ia, ib) = (pair.a as usize, pair.b as usize);
+    let a = Placed {
+        shape: bodies.shape[ia],
+        pos: bodies.pos(ia),
+        rot: bodies.rot(ia),
+    };
+    let b = Placed {
+        shape: bodies.shape[ib],
+        pos: bodies.pos(ib),
+        rot: bodies.rot(ib),
+    };
+    let Some(c) = collide(&a, &b, max_separation) else {
+        return Manifold::EMPTY;
+    };
+    let (inv_a, inv_b) = (a.rot.inverse(), b.rot.inverse());
+    let mut m = Manifold {
+        pair,
+        normal: c.normal,
+        count: c.count as u32,
+        sensor: bodies.is_sensor(ia) || bodies.is_sensor(ib),
+        ..Manifold::EMPTY
+    };
+    for k in 0..c.count {
+        m.local_a[k] = inv_a * (c.on_a[k] - a.pos);
+        m.local_b[k] = inv_b * (c.on_b[k] - b.pos);
+        m.separation[k] = c.separation(k);
+    }
+    m
+}

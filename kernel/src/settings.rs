@@ -1,0 +1,117 @@
+use crate::error::{PhysicsError, Result};
+use crate::math::Vec3;
+
+/// Fixed capacities, chosen at creation. Buffers never grow during a step:
+/// when one is full the step drops work and reports it (see
+/// [`StepStats`](crate::StepStats)). The defaults are Jolt's PerformanceTest
+/// values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Capacities {
+    pub max_bodies: usize,
+    /// Candidate pairs from the broad phase per collision step.
+    pub max_body_pairs: usize,
+    /// Contact manifolds (each up to 4 points) per collision step.
+    pub max_contact_constraints: usize,
+}
+
+impl Default for Capacities {
+    fn default() -> Self {
+        Self {
+            max_bodies: 10_240,
+            max_body_pairs: 65_536,
+            max_contact_constraints: 20_480,
+        }
+    }
+}
+
+impl Capacities {
+    pub(crate) fn validate(&self) -> Result<()> {
+        // u32 body indices; zero-sized buffers would make every step drop.
+        let ok = (1..=u32::MAX as usize / 2).contains(&self.max_bodies)
+            && self.max_body_pairs >= 1
+            && self.max_contact_constraints >= 1;
+        ok.then_some(()).ok_or(PhysicsError::InvalidSettings)
+    }
+}
+
+/// Simulation settings. Defaults follow Jolt's `PhysicsSettings` and
+/// `BodyCreationSettings` defaults, which the standard scenes assume.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhysicsSettings {
+    pub gravity: Vec3,
+    /// Sequential-impulse iterations on velocities per collision step.
+    pub velocity_iterations: u32,
+    /// Position (Baumgarte) iterations per collision step.
+    pub position_iterations: u32,
+    /// Fraction of the penetration removed per position iteration.
+    pub baumgarte: f32,
+    /// Contacts are created while shapes are up to this far apart, so a
+    /// body approaching a surface is stopped on time (speculative contacts).
+    /// Also the amount active bodies' AABBs are inflated by.
+    pub speculative_contact_distance: f32,
+    /// Penetration the position solver leaves alone, so resting contacts
+    /// stay touching (and warm-started) instead of jittering apart.
+    pub penetration_slop: f32,
+    /// Largest penetration corrected in one position iteration (Jolt:
+    /// `mMaxPenetrationDistance`), so deep overlaps separate without
+    /// explosive jumps.
+    pub max_penetration_distance: f32,
+    /// Default damping for bodies that don't set their own (1/s).
+    pub linear_damping: f32,
+    pub angular_damping: f32,
+    /// Velocities are clamped to these (m/s, rad/s).
+    pub max_linear_velocity: f32,
+    pub max_angular_velocity: f32,
+    /// Restitution is applied only to approach speeds above this (m/s), so
+    /// resting contacts don't bounce forever.
+    pub min_velocity_for_restitution: f32,
+    /// A contact point keeps last step's impulse (warm start) if it moved
+    /// less than this in body A's frame.
+    pub contact_point_preserve_distance: f32,
+    /// ... and if the normal turned less than this (cosine).
+    pub contact_normal_preserve_cos: f32,
+}
+
+impl Default for PhysicsSettings {
+    fn default() -> Self {
+        Self {
+            gravity: Vec3::new(0.0, -9.81, 0.0),
+            velocity_iterations: 10,
+            position_iterations: 2,
+            baumgarte: 0.2,
+            speculative_contact_distance: 0.02,
+            penetration_slop: 0.02,
+            max_penetration_distance: 0.2,
+            linear_damping: 0.05,
+            angular_damping: 0.05,
+            max_linear_velocity: 500.0,
+            max_angular_velocity: 0.25 * core::f32::consts::PI * 60.0,
+            min_velocity_for_restitution: 1.0,
+            contact_point_preserve_distance: 0.01,
+            // cos(5°), Jolt's mBodyPairCacheCosMaxDeltaRotation
+            contact_normal_preserve_cos: 0.996_194_7,
+        }
+    }
+}
+
+impl PhysicsSettings {
+    pub(crate) fn validate(&self) -> Result<()> {
+        let finite_nonneg = |v: f32| v.is_finite() && v >= 0.0;
+        let ok = self.gravity.is_finite()
+            && self.velocity_iterations >= 1
+            && (0.0..=1.0).contains(&self.baumgarte)
+            && finite_nonneg(self.speculative_contact_distance)
+            && finite_nonneg(self.penetration_slop)
+            && finite_nonneg(self.max_penetration_distance)
+            && finite_nonneg(self.linear_damping)
+            && finite_nonneg(self.angular_damping)
+            && self.max_linear_velocity.is_finite()
+            && self.max_linear_velocity > 0.0
+            && self.max_angular_velocity.is_finite()
+            && self.max_angular_velocity > 0.0
+            && finite_nonneg(self.min_velocity_for_restitution)
+            && finite_nonneg(self.contact_point_preserve_distance)
+            && (-1.0..=1.0).contains(&self.contact_normal_preserve_cos);
+        ok.then_some(()).ok_or(PhysicsError::InvalidSettings)
+    }
+}

@@ -1,0 +1,443 @@
+//! `PhysicsSystem`: the world, and the body interface in the spirit of
+//! Jolt's `BodyInterface`. Every call validates its input first and writes
+//! nothing unless all of it is valid.
+
+use crate::body::{
+    checked_position, checked_rotation, checked_velocity, validate_creation, Bodies, BodyCreationSettings,
+    BodyId, MotionType,
+};
+use crate::broadphase::BodyPair;
+use crate::contact_cache::ContactCache;
+use crate::error::{PhysicsError, Result};
+use crate::math::{Quat, Vec3};
+use crate::narrowphase::NarrowPhase;
+use crate::pipeline::StepStats;
+use crate::settings::{Capacities, PhysicsSettings};
+use crate::shape::Shape;
+use crate::solver::ContactSolver;
+
+/// The simulated world.
+pub struct PhysicsSystem {
+    pub(crate) settings: PhysicsSettings,
+    pub(crate) capacities: Capacities,
+    pub(crate) bodies: Bodies,
+    pub(crate) pairs: Vec<BodyPair>,
+    pub(crate) narrow: NarrowPhase,
+    pub(crate) cache: ContactCache,
+    pub(crate) solver: ContactSolver,
+    pub(crate) last_stats: StepStats,
+}
+
+/// One contact point as reported to users.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactPoint {
+    /// World position (midway between the two surfaces) when found.
+    pub position: Vec3,
+    /// Negative when penetrating.
+    pub separation: f32,
+    /// Accumulated normal impulse of the last step (N·s).
+    pub normal_impulse: f32,
+    /// Accumulated friction impulses along the two tangents (N·s).
+    pub friction_impulse: [f32; 2],
+}
+
+/// A contact manifold between two bodies after the last step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contact {
+    pub body_a: BodyId,
+    pub body_b: BodyId,
+    /// From A to B.
+    pub normal: Vec3,
+    pub is_sensor: bool,
+    points: [ContactPoint; crate::collide::MAX_POINTS],
+    count: usize,
+}
+
+impl Contact {
+    pub fn points(&self) -> &[ContactPoint] {
+        &self.points[..self.count]
+    }
+
+    /// Sum of the points' normal impulses.
+    pub fn total_normal_impulse(&self) -> f32 {
+        self.points().iter().map(|p| p.normal_impulse).sum()
+    }
+}
+
+impl PhysicsSystem {
+    /// Creates an empty world. All buffers are allocated here, once.
+    pub fn new(capacities: Capacities, settings: PhysicsSettings) -> Result<Self> {
+        capacities.validate()?;
+        settings.validate()?;
+        Ok(Self {
+            settings,
+            capacities,
+            bodies: Bodies::new(capacities.max_bodies),
+            pairs: Vec::with_capacity(capacities.max_body_pairs),
+            narrow: NarrowPhase::new(capacities.max_body_pairs, capacities.max_contact_constraints),
+            cache: ContactCache::new(capacities.max_contact_constraints),
+            solver: ContactSolver::new(capacities.max_bodies, capacities.max_contact_constraints),
+            last_stats: StepStats::default(),
+        })
+    }
+
+    pub fn settings(&self) -> &PhysicsSettings {
+        &self.settings
+    }
+
+    /// Replaces the settings (validated; refused settings change nothing).
+    pub fn set_settings(&mut self, settings: PhysicsSettings) -> Result<()> {
+        settings.validate()?;
+        self.settings = settings;
+        Ok(())
+    }
+
+    pub fn capacities(&self) -> &Capacities {
+        &self.capacities
+    }
+
+    /// Statistics of the last `update`.
+    pub fn last_stats(&self) -> &StepStats {
+        &self.last_stats
+    }
+
+    // ---- creation and removal ----
+
+    /// Creates a body (not yet simulated: see [`add_body`](Self::add_body)).
+    pub fn create_body(&mut self, s: &BodyCreationSettings) -> Result<BodyId> {
+        let v = validate_creation(s, self.settings.linear_damping, self.settings.angular_damping)?;
+        let (index, generation) = self
+            .bodies
+            .slots
+            .alloc()
+            .map_err(|_| PhysicsError::BodyCapacityReached)?;
+        self.bodies.write_new(index as usize, s, &v);
+        Ok(BodyId::new(index, generation))
+    }
+
+    /// Puts a created body into the simulation. Wakes nobody.
+    pub fn add_body(&mut self, id: BodyId) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        if self.bodies.is_added(i) {
+            return Err(PhysicsError::BodyAlreadyAdded);
+        }
+        self.bodies.add(i, self.settings.speculative_contact_distance);
+        Ok(())
+    }
+
+    /// [`create_body`](Self::create_body) then [`add_body`](Self::add_body).
+    pub fn create_and_add_body(&mut self, s: &BodyCreationSettings) -> Result<BodyId> {
+        let id = self.create_body(s)?;
+        self.bodies
+            .add(id.index() as usize, self.settings.speculative_contact_distance);
+        Ok(id)
+    }
+
+    /// Takes a body out of the simulation; it keeps its state and can be
+    /// added again.
+    pub fn remove_body(&mut self, id: BodyId) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        if !self.bodies.is_added(i) {
+            return Err(PhysicsError::BodyNotAdded);
+        }
+        self.bodies.remove(i);
+        self.cache.forget_body(i as u32);
+        Ok(())
+    }
+
+    /// Frees a body's slot (removing it first if needed). Its id goes stale.
+    pub fn destroy_body(&mut self, id: BodyId) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        if self.bodies.is_added(i) {
+            self.bodies.remove(i);
+            self.cache.forget_body(i as u32);
+        }
+        self.bodies.clear(i);
+        // cannot fail: checked above
+        let _ = self.bodies.slots.free(id.index(), id.generation());
+        Ok(())
+    }
+
+    pub fn is_added(&self, id: BodyId) -> Result<bool> {
+        let i = self.bodies.check(id)?;
+        Ok(self.bodies.is_added(i))
+    }
+
+    /// Bodies created and not destroyed.
+    pub fn num_bodies(&self) -> usize {
+        self.bodies.slots.live_count()
+    }
+
+    /// Added, non-static bodies.
+    pub fn num_active_bodies(&self) -> usize {
+        self.bodies.active.len()
+    }
+
+    /// Ids of all added bodies, in slot order.
+    pub fn body_ids(&self) -> Vec<BodyId> {
+        let mut ids: Vec<BodyId> = self
+            .bodies
+            .added
+            .iter()
+            .map(|&i| self.bodies.id_of(i as usize))
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    // ---- queries ----
+
+    pub fn position(&self, id: BodyId) -> Result<Vec3> {
+        self.bodies.check(id).map(|i| self.bodies.pos(i))
+    }
+    pub fn rotation(&self, id: BodyId) -> Result<Quat> {
+        self.bodies.check(id).map(|i| self.bodies.rot(i))
+    }
+    pub fn linear_velocity(&self, id: BodyId) -> Result<Vec3> {
+        self.bodies.check(id).map(|i| self.bodies.lin_vel(i))
+    }
+    pub fn angular_velocity(&self, id: BodyId) -> Result<Vec3> {
+        self.bodies.check(id).map(|i| self.bodies.ang_vel(i))
+    }
+    pub fn motion_type(&self, id: BodyId) -> Result<MotionType> {
+        self.bodies.check(id).map(|i| self.bodies.motion(i))
+    }
+    pub fn shape(&self, id: BodyId) -> Result<Shape> {
+        self.bodies.check(id).map(|i| self.bodies.shape[i])
+    }
+    pub fn user_data(&self, id: BodyId) -> Result<u64> {
+        self.bodies.check(id).map(|i| self.bodies.user_data[i])
+    }
+    /// Mass (kg); infinite for static and kinematic bodies.
+    pub fn mass(&self, id: BodyId) -> Result<f32> {
+        self.bodies.check(id).map(|i| {
+            let im = self.bodies.inv_mass[i];
+            if im > 0.0 {
+                1.0 / im
+            } else {
+                f32::INFINITY
+            }
+        })
+    }
+    /// World AABB `(min, max)` as the broad phase sees it (moving bodies are
+    /// inflated by the speculative contact distance). Empty if not added.
+    pub fn world_aabb(&self, id: BodyId) -> Result<(Vec3, Vec3)> {
+        self.bodies.check(id).map(|i| {
+            (
+                Vec3::from_array(self.bodies.aabb_min.get(i)),
+                Vec3::from_array(self.bodies.aabb_max.get(i)),
+            )
+        })
+    }
+
+    // ---- setters ----
+
+    fn refresh_placement(&mut self, i: usize) {
+        self.bodies.update_world_inertia(i);
+        if self.bodies.is_added(i) {
+            let margin = if self.bodies.motion(i) == MotionType::Static {
+                0.0
+            } else {
+                self.settings.speculative_contact_distance
+            };
+            self.bodies.update_aabb(i, margin);
+        }
+    }
+
+    /// Teleports a body.
+    pub fn set_position(&mut self, id: BodyId, position: Vec3) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        let p = checked_position(position)?;
+        self.bodies.position.set(i, p.to_array());
+        self.refresh_placement(i);
+        Ok(())
+    }
+
+    /// Sets a rotation (normalised if within the tolerance, else refused).
+    pub fn set_rotation(&mut self, id: BodyId, rotation: Quat) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        let q = checked_rotation(rotation)?;
+        self.bodies.rotation[i] = q.to_array();
+        self.refresh_placement(i);
+        Ok(())
+    }
+
+    fn moving(&self, id: BodyId) -> Result<usize> {
+        let i = self.bodies.check(id)?;
+        match self.bodies.motion(i) {
+            MotionType::Static => Err(PhysicsError::WrongMotionType),
+            _ => Ok(i),
+        }
+    }
+
+    fn dynamic(&self, id: BodyId) -> Result<usize> {
+        let i = self.bodies.check(id)?;
+        match self.bodies.motion(i) {
+            MotionType::Dynamic => Ok(i),
+            _ => Err(PhysicsError::WrongMotionType),
+        }
+    }
+
+    /// Sets the linear velocity of a dynamic or kinematic body.
+    pub fn set_linear_velocity(&mut self, id: BodyId, v: Vec3) -> Result<()> {
+        let i = self.moving(id)?;
+        let v = checked_velocity(v)?;
+        self.bodies.linear_velocity.set(i, v.to_array());
+        Ok(())
+    }
+
+    /// Sets the angular velocity of a dynamic or kinematic body.
+    pub fn set_angular_velocity(&mut self, id: BodyId, w: Vec3) -> Result<()> {
+        let i = self.moving(id)?;
+        let w = checked_velocity(w)?;
+        self.bodies.angular_velocity.set(i, w.to_array());
+        Ok(())
+    }
+
+    /// Adds a force (N) through the centre of mass for the next step.
+    pub fn add_force(&mut self, id: BodyId, force: Vec3) -> Result<()> {
+        let i = self.dynamic(id)?;
+        let total = Vec3::from_array(self.bodies.force[i]) + force;
+        if !force.is_finite() || !total.is_finite() {
+            return Err(PhysicsError::InvalidForce);
+        }
+        self.bodies.force[i] = total.to_array();
+        Ok(())
+    }
+
+    /// Adds a torque (N·m) for the next step.
+    pub fn add_torque(&mut self, id: BodyId, torque: Vec3) -> Result<()> {
+        let i = self.dynamic(id)?;
+        let total = Vec3::from_array(self.bodies.torque[i]) + torque;
+        if !torque.is_finite() || !total.is_finite() {
+            return Err(PhysicsError::InvalidForce);
+        }
+        self.bodies.torque[i] = total.to_array();
+        Ok(())
+    }
+
+    /// Applies an impulse (N·s) at the centre of mass, changing velocity now.
+    pub fn add_impulse(&mut self, id: BodyId, impulse: Vec3) -> Result<()> {
+        self.add_impulse_at(id, impulse, None)
+    }
+
+    /// Applies an impulse at a world point (or the centre of mass if `None`).
+    pub fn add_impulse_at(&mut self, id: BodyId, impulse: Vec3, point: Option<Vec3>) -> Result<()> {
+        let i = self.dynamic(id)?;
+        if !impulse.is_finite() || !point.is_none_or(|p| p.is_finite()) {
+            return Err(PhysicsError::InvalidForce);
+        }
+        let v = self.bodies.lin_vel(i) + impulse * self.bodies.inv_mass[i];
+        let w = match point {
+            Some(p) => {
+                let r = p - self.bodies.pos(i);
+                self.bodies.ang_vel(i) + self.bodies.inv_inertia(i) * r.cross(impulse)
+            }
+            None => self.bodies.ang_vel(i),
+        };
+        if !v.is_finite() || !w.is_finite() {
+            return Err(PhysicsError::InvalidForce);
+        }
+        self.bodies.linear_velocity.set(i, v.to_array());
+        self.bodies.angular_velocity.set(i, w.to_array());
+        Ok(())
+    }
+
+    /// Applies an angular impulse (N·m·s).
+    pub fn add_angular_impulse(&mut self, id: BodyId, impulse: Vec3) -> Result<()> {
+        let i = self.dynamic(id)?;
+        let w = self.bodies.ang_vel(i) + self.bodies.inv_inertia(i) * impulse;
+        if !impulse.is_finite() || !w.is_finite() {
+            return Err(PhysicsError::InvalidForce);
+        }
+        self.bodies.angular_velocity.set(i, w.to_array());
+        Ok(())
+    }
+
+    /// Sets a kinematic body's velocities so that it reaches `position` and
+    /// `rotation` after `dt` seconds (Jolt's `MoveKinematic`).
+    pub fn move_kinematic(&mut self, id: BodyId, position: Vec3, rotation: Quat, dt: f32) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        if self.bodies.motion(i) != MotionType::Kinematic {
+            return Err(PhysicsError::WrongMotionType);
+        }
+        let p = checked_position(position)?;
+        let q = checked_rotation(rotation)?;
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(PhysicsError::InvalidTimeStep);
+        }
+        let v = (p - self.bodies.pos(i)) / dt;
+        let mut dq = q * self.bodies.rot(i).inverse();
+        if dq.w < 0.0 {
+            dq = -dq; // shortest arc
+        }
+        let (axis, angle) = dq.to_axis_angle();
+        let w = axis * (angle / dt);
+        let v = checked_velocity(v)?;
+        let w = checked_velocity(w)?;
+        self.bodies.linear_velocity.set(i, v.to_array());
+        self.bodies.angular_velocity.set(i, w.to_array());
+        Ok(())
+    }
+
+    // ---- results ----
+
+    /// The touching contact manifolds of the last step, in body-pair order.
+    pub fn contacts(&self) -> impl Iterator<Item = Contact> + '_ {
+        self.narrow.manifolds.iter().map(move |m| {
+            let (a, b) = (m.pair.a as usize, m.pair.b as usize);
+            let (xa, qa) = (self.bodies.pos(a), self.bodies.rot(a));
+            let mut c = Contact {
+                body_a: self.bodies.id_of(a),
+                body_b: self.bodies.id_of(b),
+                normal: m.normal,
+                is_sensor: m.sensor,
+                points: [ContactPoint {
+                    position: Vec3::ZERO,
+                    separation: 0.0,
+                    normal_impulse: 0.0,
+                    friction_impulse: [0.0; 2],
+                }; crate::collide::MAX_POINTS],
+                count: m.count as usize,
+            };
+            for k in 0..c.count {
+                c.points[k] = ContactPoint {
+                    position: xa + qa * m.local_a[k] + m.normal * (0.5 * m.separation[k]),
+                    separation: m.separation[k],
+                    normal_impulse: m.impulse[k][0],
+                    friction_impulse: [m.impulse[k][1], m.impulse[k][2]],
+                };
+            }
+            c
+        })
+    }
+
+    /// FNV-1a 64 over every added body's slot index, position, rotation and
+    /// linear and angular velocity bits, in slot order. Equal hashes mean
+    /// bit-identical states.
+    pub fn state_hash(&self) -> u64 {
+        const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+        const PRIME: u64 = 0x0000_0100_0000_01b3;
+        let mut h = OFFSET;
+        let mut eat = |bytes: &[u8]| {
+            for &b in bytes {
+                h ^= b as u64;
+                h = h.wrapping_mul(PRIME);
+            }
+        };
+        let b = &self.bodies;
+        for i in 0..b.slots.high_water() {
+            if !b.is_added(i) {
+                continue;
+            }
+            eat(&(i as u32).to_le_bytes());
+            let mut fields = [0f32; 13];
+            fields[0..3].copy_from_slice(&b.position.get(i));
+            fields[3..7].copy_from_slice(&b.rotation[i]);
+            fields[7..10].copy_from_slice(&b.linear_velocity.get(i));
+            fields[10..13].copy_from_slice(&b.angular_velocity.get(i));
+            eat(bytemuck::cast_slice(&fields));
+        }
+        h
+    }
+}

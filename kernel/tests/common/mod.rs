@@ -1,0 +1,28 @@
+#![allow(dead_code)]
+use archipelago::*;
+
+pub const DT: f32 = 1.0 / 60.0;
+
+pub fn world(settings: PhysicsSettings) -> PhysicsSystem {
+    PhysicsSystem::new(Capacities::default(), settings).unwrap()
+}
+
+/// Settings without damping, so closed forms hold exactly.
+pub fn undamped() -> PhysicsSettings {
+    PhysicsSettings {
+        linear_damping: 0.0,
+        angular_damping: 0.0,
+        ..PhysicsSettings::default()
+    }
+}
+
+pub fn add_floor(w: &mut PhysicsSystem) -> BodyId {
+    w.create_and_add_body(&scenes::floor()).unwrap()
+}
+
+pub fn step(w: &mut PhysicsSystem, n: usize) {
+    for _ in 0..n {
+        let stats = w.update(DT, 1).unwrap();
+        assert!(stats.warnings.is_empty(), "unexpected drops: {stats:?}");
+    }
+}
