@@ -84,6 +84,10 @@ impl BodyCreationSettings {
         }
     }
 
+    pub fn with_position(mut self, position: Vec3) -> Self {
+        self.position = position;
+        self
+    }
     pub fn with_rotation(mut self, rotation: Quat) -> Self {
         self.rotation = rotation;
         self
@@ -144,11 +148,15 @@ pub(crate) fn checked_rotation(q: Quat) -> Result<Quat> {
 }
 
 pub(crate) fn checked_position(p: Vec3) -> Result<Vec3> {
-    p.is_finite().then_some(p).ok_or(PhysicsError::InvalidPosition)
+    p.is_finite()
+        .then_some(p)
+        .ok_or(PhysicsError::InvalidPosition)
 }
 
 pub(crate) fn checked_velocity(v: Vec3) -> Result<Vec3> {
-    v.is_finite().then_some(v).ok_or(PhysicsError::InvalidVelocity)
+    v.is_finite()
+        .then_some(v)
+        .ok_or(PhysicsError::InvalidVelocity)
 }
 
 /// Derived, validated per-body values, computed before anything is written so
@@ -188,8 +196,7 @@ pub(crate) fn validate_creation(
         _ => return Err(PhysicsError::InvalidMass),
     };
     let (inv_mass, inv_inertia) = if s.motion_type == MotionType::Dynamic {
-        if !(mass.is_finite() && mass > 0.0 && inertia.is_finite() && inertia.min_element() > 0.0)
-        {
+        if !(mass.is_finite() && mass > 0.0 && inertia.is_finite() && inertia.min_element() > 0.0) {
             // e.g. a density so small the product underflows
             return Err(PhysicsError::InvalidMass);
         }

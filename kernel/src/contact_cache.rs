@@ -3,10 +3,11 @@
 //! Manifolds come out of the narrow phase sorted by body pair, and the cache
 //! keeps them in that order, so finding last step's manifold of each pair is a
 //! single merge walk over two sorted lists: no hash table, no allocation, and
-//! an order that depends on body indices alone. Within a pair, a new point
-//! takes the impulse of the old point nearest to it in body A's frame, if it
-//! is within `contact_point_preserve_distance` and the normal turned less
-//! than `contact_normal_preserve_cos` (as Jolt does).
+//! an order that depends on body indices alone. If the pair's normal turned
+//! less than `contact_normal_preserve_cos`, the manifold keeps its friction
+//! impulse, and each new point takes the normal impulse of the old point
+//! nearest to it in body A's frame within `contact_point_preserve_distance`
+//! (as Jolt matches points).
 
 use crate::collide::MAX_POINTS;
 use crate::math::Vec3;
@@ -18,7 +19,8 @@ struct CachedManifold {
     normal: Vec3,
     count: u32,
     local_a: [Vec3; MAX_POINTS],
-    impulse: [[f32; 3]; MAX_POINTS],
+    normal_impulse: [f32; MAX_POINTS],
+    friction_impulse: [f32; 3],
 }
 
 pub(crate) struct ContactCache {
@@ -48,13 +50,15 @@ impl ContactCache {
             while j < self.previous.len() && self.previous[j].key < key {
                 j += 1;
             }
-            m.impulse = [[0.0; 3]; MAX_POINTS];
+            m.normal_impulse = [0.0; MAX_POINTS];
+            m.friction_impulse = [0.0; 3];
             let Some(old) = self.previous.get(j).filter(|o| o.key == key) else {
                 continue;
             };
             if old.normal.dot(m.normal) < normal_cos {
                 continue;
             }
+            m.friction_impulse = old.friction_impulse;
             for k in 0..m.count as usize {
                 let mut best = (max_d2, None);
                 for o in 0..old.count as usize {
@@ -64,7 +68,7 @@ impl ContactCache {
                     }
                 }
                 if let Some(o) = best.1 {
-                    m.impulse[k] = old.impulse[o];
+                    m.normal_impulse[k] = old.normal_impulse[o];
                     matched += 1;
                 }
             }
@@ -75,14 +79,19 @@ impl ContactCache {
     /// Replaces the cache with this step's solved manifolds.
     pub fn store(&mut self, manifolds: &[Manifold]) {
         self.previous.clear();
-        self.previous
-            .extend(manifolds.iter().filter(|m| !m.sensor).map(|m| CachedManifold {
-                key: m.pair.key(),
-                normal: m.normal,
-                count: m.count,
-                local_a: m.local_a,
-                impulse: m.impulse,
-            }));
+        self.previous.extend(
+            manifolds
+                .iter()
+                .filter(|m| !m.sensor)
+                .map(|m| CachedManifold {
+                    key: m.pair.key(),
+                    normal: m.normal,
+                    count: m.count,
+                    local_a: m.local_a,
+                    normal_impulse: m.normal_impulse,
+                    friction_impulse: m.friction_impulse,
+                }),
+        );
     }
 
     /// Forgets every cached manifold touching slot `body` (removed bodies:

@@ -46,7 +46,9 @@ impl fmt::Display for PhysicsError {
             Self::InvalidForce => "force, torque or impulse is NaN or infinite",
             Self::InvalidShape => "shape size is zero, negative or non-finite",
             Self::InvalidMass => "density or mass is zero, negative or non-finite",
-            Self::InvalidMaterial => "friction, restitution, damping or gravity factor out of range",
+            Self::InvalidMaterial => {
+                "friction, restitution, damping or gravity factor out of range"
+            }
             Self::InvalidBodyId => "unknown or stale body id",
             Self::BodyCapacityReached => "max_bodies reached",
             Self::BodyAlreadyAdded => "body is already added",

@@ -76,7 +76,12 @@ mod tests {
 
     #[test]
     fn perpendicular_is_unit_and_orthogonal() {
-        for n in [Vec3::X, Vec3::Y, Vec3::Z, Vec3::new(1.0, 2.0, -3.0).normalize()] {
+        for n in [
+            Vec3::X,
+            Vec3::Y,
+            Vec3::Z,
+            Vec3::new(1.0, 2.0, -3.0).normalize(),
+        ] {
             let t = perpendicular(n);
             assert!((t.length() - 1.0).abs() < 1e-6);
             assert!(t.dot(n).abs() < 1e-6);

@@ -23,9 +23,12 @@ pub(crate) struct Manifold {
     pub local_b: [Vec3; MAX_POINTS],
     /// Separation of each point when found (negative: penetration).
     pub separation: [f32; MAX_POINTS],
-    /// Accumulated impulses per point: normal, tangent 1, tangent 2. Filled
-    /// from the cache before solving (warm start), by the solver after.
-    pub impulse: [[f32; 3]; MAX_POINTS],
+    /// Accumulated normal impulse per point. Filled from the cache before
+    /// solving (warm start), by the solver after.
+    pub normal_impulse: [f32; MAX_POINTS],
+    /// Accumulated friction impulse of the manifold, anchored at the centre
+    /// of its points: tangent 1, tangent 2, twist about the normal.
+    pub friction_impulse: [f32; 3],
     /// Either body is a sensor: reported, never solved.
     pub sensor: bool,
 }
@@ -38,7 +41,8 @@ impl Manifold {
         local_a: [Vec3::ZERO; MAX_POINTS],
         local_b: [Vec3::ZERO; MAX_POINTS],
         separation: [0.0; MAX_POINTS],
-        impulse: [[0.0; 3]; MAX_POINTS],
+        normal_impulse: [0.0; MAX_POINTS],
+        friction_impulse: [0.0; 3],
         sensor: false,
     };
 

@@ -172,7 +172,9 @@ impl PhysicsSystem {
             stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
         }
         if narrow.dropped_manifolds > 0 {
-            stats.warnings.insert(UpdateWarnings::CONTACT_CONSTRAINTS_FULL);
+            stats
+                .warnings
+                .insert(UpdateWarnings::CONTACT_CONSTRAINTS_FULL);
         }
     }
 }

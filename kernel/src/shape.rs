@@ -8,12 +8,19 @@ use core::f32::consts::PI;
 /// A convex collision shape in its local frame (centre of mass at the origin).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
-    Sphere { radius: f32 },
+    Sphere {
+        radius: f32,
+    },
     /// A box given by its half extents.
-    Box { half_extents: Vec3 },
+    Box {
+        half_extents: Vec3,
+    },
     /// A capsule along the local Y axis: a segment from `-half_height` to
     /// `+half_height` swept by `radius`.
-    Capsule { half_height: f32, radius: f32 },
+    Capsule {
+        half_height: f32,
+        radius: f32,
+    },
 }
 
 /// Discriminant used to order narrow-phase dispatch (lower type is shape A).
@@ -110,7 +117,10 @@ impl Shape {
 
     /// `(mass, principal inertia)` for a uniform density (kg/m³).
     pub fn mass_properties(&self, density: f32) -> (f32, Vec3) {
-        (self.volume() * density, self.unit_density_inertia() * density)
+        (
+            self.volume() * density,
+            self.unit_density_inertia() * density,
+        )
     }
 
     /// Principal inertia scaled so the shape has the given mass.
@@ -161,7 +171,10 @@ mod tests {
             Shape::cuboid(Vec3::new(1.0, f32::INFINITY, 1.0)),
             Err(PhysicsError::InvalidShape)
         );
-        assert_eq!(Shape::cuboid(Vec3::new(1.0, 0.0, 1.0)), Err(PhysicsError::InvalidShape));
+        assert_eq!(
+            Shape::cuboid(Vec3::new(1.0, 0.0, 1.0)),
+            Err(PhysicsError::InvalidShape)
+        );
         assert_eq!(Shape::capsule(0.0, 1.0), Err(PhysicsError::InvalidShape));
         assert_eq!(Shape::capsule(1.0, -0.1), Err(PhysicsError::InvalidShape));
         assert!(Shape::capsule(1.0, 0.5).is_ok());
@@ -169,7 +182,9 @@ mod tests {
 
     #[test]
     fn cube_mass_and_inertia() {
-        let (m, i) = Shape::cuboid(Vec3::splat(0.5)).unwrap().mass_properties(1000.0);
+        let (m, i) = Shape::cuboid(Vec3::splat(0.5))
+            .unwrap()
+            .mass_properties(1000.0);
         assert!((m - 1000.0).abs() < 1e-3);
         // m s² / 6 for a cube of side s = 1
         assert!((i - Vec3::splat(1000.0 / 6.0)).abs().max_element() < 1e-2);
@@ -191,7 +206,10 @@ mod tests {
     #[test]
     fn rotated_box_aabb() {
         let s = Shape::cuboid(Vec3::new(1.0, 0.5, 0.5)).unwrap();
-        let (lo, hi) = s.world_aabb(Vec3::ZERO, Quat::from_rotation_z(core::f32::consts::FRAC_PI_2));
+        let (lo, hi) = s.world_aabb(
+            Vec3::ZERO,
+            Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
+        );
         assert!((hi - Vec3::new(0.5, 1.0, 0.5)).abs().max_element() < 1e-5);
         assert!((lo + hi).abs().max_element() < 1e-6);
     }

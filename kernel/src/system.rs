@@ -3,8 +3,8 @@
 //! nothing unless all of it is valid.
 
 use crate::body::{
-    checked_position, checked_rotation, checked_velocity, validate_creation, Bodies, BodyCreationSettings,
-    BodyId, MotionType,
+    checked_position, checked_rotation, checked_velocity, validate_creation, Bodies,
+    BodyCreationSettings, BodyId, MotionType,
 };
 use crate::broadphase::BodyPair;
 use crate::contact_cache::ContactCache;
@@ -37,8 +37,6 @@ pub struct ContactPoint {
     pub separation: f32,
     /// Accumulated normal impulse of the last step (N·s).
     pub normal_impulse: f32,
-    /// Accumulated friction impulses along the two tangents (N·s).
-    pub friction_impulse: [f32; 2],
 }
 
 /// A contact manifold between two bodies after the last step.
@@ -49,6 +47,9 @@ pub struct Contact {
     /// From A to B.
     pub normal: Vec3,
     pub is_sensor: bool,
+    /// Friction impulse of the last step, applied at the centre of the
+    /// points: along two tangents (N·s) and twist about the normal (N·m·s).
+    pub friction_impulse: [f32; 3],
     points: [ContactPoint; crate::collide::MAX_POINTS],
     count: usize,
 }
@@ -74,7 +75,10 @@ impl PhysicsSystem {
             capacities,
             bodies: Bodies::new(capacities.max_bodies),
             pairs: Vec::with_capacity(capacities.max_body_pairs),
-            narrow: NarrowPhase::new(capacities.max_body_pairs, capacities.max_contact_constraints),
+            narrow: NarrowPhase::new(
+                capacities.max_body_pairs,
+                capacities.max_contact_constraints,
+            ),
             cache: ContactCache::new(capacities.max_contact_constraints),
             solver: ContactSolver::new(capacities.max_bodies, capacities.max_contact_constraints),
             last_stats: StepStats::default(),
@@ -105,7 +109,11 @@ impl PhysicsSystem {
 
     /// Creates a body (not yet simulated: see [`add_body`](Self::add_body)).
     pub fn create_body(&mut self, s: &BodyCreationSettings) -> Result<BodyId> {
-        let v = validate_creation(s, self.settings.linear_damping, self.settings.angular_damping)?;
+        let v = validate_creation(
+            s,
+            self.settings.linear_damping,
+            self.settings.angular_damping,
+        )?;
         let (index, generation) = self
             .bodies
             .slots
@@ -121,15 +129,18 @@ impl PhysicsSystem {
         if self.bodies.is_added(i) {
             return Err(PhysicsError::BodyAlreadyAdded);
         }
-        self.bodies.add(i, self.settings.speculative_contact_distance);
+        self.bodies
+            .add(i, self.settings.speculative_contact_distance);
         Ok(())
     }
 
     /// [`create_body`](Self::create_body) then [`add_body`](Self::add_body).
     pub fn create_and_add_body(&mut self, s: &BodyCreationSettings) -> Result<BodyId> {
         let id = self.create_body(s)?;
-        self.bodies
-            .add(id.index() as usize, self.settings.speculative_contact_distance);
+        self.bodies.add(
+            id.index() as usize,
+            self.settings.speculative_contact_distance,
+        );
         Ok(id)
     }
 
@@ -356,7 +367,13 @@ impl PhysicsSystem {
 
     /// Sets a kinematic body's velocities so that it reaches `position` and
     /// `rotation` after `dt` seconds (Jolt's `MoveKinematic`).
-    pub fn move_kinematic(&mut self, id: BodyId, position: Vec3, rotation: Quat, dt: f32) -> Result<()> {
+    pub fn move_kinematic(
+        &mut self,
+        id: BodyId,
+        position: Vec3,
+        rotation: Quat,
+        dt: f32,
+    ) -> Result<()> {
         let i = self.bodies.check(id)?;
         if self.bodies.motion(i) != MotionType::Kinematic {
             return Err(PhysicsError::WrongMotionType);
@@ -392,11 +409,11 @@ impl PhysicsSystem {
                 body_b: self.bodies.id_of(b),
                 normal: m.normal,
                 is_sensor: m.sensor,
+                friction_impulse: m.friction_impulse,
                 points: [ContactPoint {
                     position: Vec3::ZERO,
                     separation: 0.0,
                     normal_impulse: 0.0,
-                    friction_impulse: [0.0; 2],
                 }; crate::collide::MAX_POINTS],
                 count: m.count as usize,
             };
@@ -404,8 +421,7 @@ impl PhysicsSystem {
                 c.points[k] = ContactPoint {
                     position: xa + qa * m.local_a[k] + m.normal * (0.5 * m.separation[k]),
                     separation: m.separation[k],
-                    normal_impulse: m.impulse[k][0],
-                    friction_impulse: [m.impulse[k][1], m.impulse[k][2]],
+                    normal_impulse: m.normal_impulse[k],
                 };
             }
             c

@@ -9,14 +9,20 @@ use common::*;
 #[test]
 fn free_fall_matches_the_integrators_closed_form() {
     let mut w = world(undamped());
-    let s = BodyCreationSettings::new(Shape::sphere(0.5).unwrap(), Vec3::new(0.0, 100.0, 0.0), MotionType::Dynamic);
+    let s = BodyCreationSettings::new(
+        Shape::sphere(0.5).unwrap(),
+        Vec3::new(0.0, 100.0, 0.0),
+        MotionType::Dynamic,
+    );
     let id = w.create_and_add_body(&s).unwrap();
     let n = 60.0f64;
     step(&mut w, 60);
     let fallen = 100.0 - w.position(id).unwrap().y as f64;
     let closed = 9.81 * (DT as f64).powi(2) * n * (n + 1.0) / 2.0;
     let rel = (fallen - closed).abs() / closed;
-    println!("free fall: {fallen:.6} m vs closed form {closed:.6} m (rel {rel:.2e}), analytic 4.905 m");
+    println!(
+        "free fall: {fallen:.6} m vs closed form {closed:.6} m (rel {rel:.2e}), analytic 4.905 m"
+    );
     assert!(rel < 1e-4, "relative error {rel}");
     assert!((fallen - 4.905).abs() / 4.905 < 0.02);
     let v = w.linear_velocity(id).unwrap().y as f64;
@@ -29,7 +35,9 @@ fn free_fall_matches_the_integrators_closed_form() {
 fn resting_box_impulse_is_m_g_dt_and_it_does_not_drift() {
     let mut w = world(PhysicsSettings::default());
     let floor = add_floor(&mut w);
-    let id = w.create_and_add_body(&scenes::cube(0.5, Vec3::new(0.0, 0.5, 0.0))).unwrap();
+    let id = w
+        .create_and_add_body(&scenes::cube(0.5, Vec3::new(0.0, 0.5, 0.0)))
+        .unwrap();
     let mass = w.mass(id).unwrap();
     step(&mut w, 60);
     let start = w.position(id).unwrap();
@@ -45,7 +53,11 @@ fn resting_box_impulse_is_m_g_dt_and_it_does_not_drift() {
         worst = worst.max((impulse - expected).abs() / expected);
     }
     let drift = (w.position(id).unwrap() - start).length();
-    println!("resting box: worst impulse error {:.4}%, drift {:.3e} m in 10 s", worst * 100.0, drift);
+    println!(
+        "resting box: worst impulse error {:.4}%, drift {:.3e} m in 10 s",
+        worst * 100.0,
+        drift
+    );
     assert!(worst < 0.01, "impulse off by {worst}");
     assert!(drift < 1e-3, "drift {drift}");
 }
@@ -58,9 +70,13 @@ fn equal_elastic_spheres_swap_velocities() {
         ..undamped()
     });
     let ball = |x: f32, vx: f32| {
-        BodyCreationSettings::new(Shape::sphere(0.5).unwrap(), Vec3::new(x, 5.0, 0.0), MotionType::Dynamic)
-            .with_linear_velocity(Vec3::new(vx, 0.0, 0.0))
-            .with_restitution(1.0)
+        BodyCreationSettings::new(
+            Shape::sphere(0.5).unwrap(),
+            Vec3::new(x, 5.0, 0.0),
+            MotionType::Dynamic,
+        )
+        .with_linear_velocity(Vec3::new(vx, 0.0, 0.0))
+        .with_restitution(1.0)
     };
     let a = w.create_and_add_body(&ball(-2.0, 3.0)).unwrap();
     let b = w.create_and_add_body(&ball(2.0, -1.0)).unwrap();
@@ -149,7 +165,10 @@ fn sliding_box_stops_where_friction_says() {
     step(&mut w, 120);
     let x = w.position(id).unwrap().x;
     let expected = 4.0 / (2.0 * 0.5 * 9.81);
-    println!("sliding box stopped at {x:.4} m, expected {expected:.4} m ({:+.2}%)", 100.0 * (x - expected) / expected);
+    println!(
+        "sliding box stopped at {x:.4} m, expected {expected:.4} m ({:+.2}%)",
+        100.0 * (x - expected) / expected
+    );
     assert!(w.linear_velocity(id).unwrap().length() < 1e-3);
     assert!((x - expected).abs() / expected < 0.05);
 }
@@ -161,7 +180,10 @@ fn ten_cube_tower_stands_for_20_seconds() {
     add_floor(&mut w);
     let ids: Vec<BodyId> = scenes::tower(0.0, 0.0, 10)
         .iter()
-        .map(|b| w.create_and_add_body(&b.with_allow_sleeping(false)).unwrap())
+        .map(|b| {
+            w.create_and_add_body(&b.with_allow_sleeping(false))
+                .unwrap()
+        })
         .collect();
     let start: Vec<Vec3> = ids.iter().map(|&id| w.position(id).unwrap()).collect();
     step(&mut w, 1200);

@@ -15,7 +15,7 @@ mod cache_padded;
 mod column;
 mod handle;
 
+pub use bytemuck::{Pod, Zeroable};
 pub use cache_padded::CachePadded;
 pub use column::{padded_len, Column, Vec3Column, LANE_PAD};
 pub use handle::{HandleError, SlotAllocator};
-pub use bytemuck::{Pod, Zeroable};

@@ -83,7 +83,11 @@ mod tests {
                 max_y: &cols[4],
                 max_z: &cols[5],
             };
-            let lo = [rng.range(0.0, 8.0), rng.range(0.0, 8.0), rng.range(0.0, 8.0)];
+            let lo = [
+                rng.range(0.0, 8.0),
+                rng.range(0.0, 8.0),
+                rng.range(0.0, 8.0),
+            ];
             let one = AabbRef {
                 min: lo,
                 max: [lo[0] + 1.0, lo[1] + 1.0, lo[2] + 1.0],

@@ -37,7 +37,11 @@ impl Vec3Lanes {
 
     /// Lane `i` as an array.
     pub fn lane(&self, i: usize) -> [f32; 3] {
-        [self.x.to_array()[i], self.y.to_array()[i], self.z.to_array()[i]]
+        [
+            self.x.to_array()[i],
+            self.y.to_array()[i],
+            self.z.to_array()[i],
+        ]
     }
 
     #[inline]
@@ -107,7 +111,11 @@ impl Vec3Lanes {
     }
 
     pub fn mul_add_scalar(a: [f32; 3], s: f32, acc: [f32; 3]) -> [f32; 3] {
-        [fmadd(a[0], s, acc[0]), fmadd(a[1], s, acc[1]), fmadd(a[2], s, acc[2])]
+        [
+            fmadd(a[0], s, acc[0]),
+            fmadd(a[1], s, acc[1]),
+            fmadd(a[2], s, acc[2]),
+        ]
     }
 }
 
@@ -164,7 +172,10 @@ mod tests {
         let x = rng.lanes(-100.0, 100.0);
         let y = rng.lanes(-100.0, 100.0);
         let z = rng.lanes(-100.0, 100.0);
-        (core::array::from_fn(|i| [x[i], y[i], z[i]]), Vec3Lanes::new(x, y, z))
+        (
+            core::array::from_fn(|i| [x[i], y[i], z[i]]),
+            Vec3Lanes::new(x, y, z),
+        )
     }
 
     #[test]
@@ -178,8 +189,14 @@ mod tests {
             let cross = la.cross(lb);
             let fma = la.mul_add(f32x8::new(s), lb);
             for i in 0..8 {
-                assert_eq!(dot[i].to_bits(), Vec3Lanes::dot_scalar(a[i], b[i]).to_bits());
-                assert_eq!(bits3(cross.lane(i)), bits3(Vec3Lanes::cross_scalar(a[i], b[i])));
+                assert_eq!(
+                    dot[i].to_bits(),
+                    Vec3Lanes::dot_scalar(a[i], b[i]).to_bits()
+                );
+                assert_eq!(
+                    bits3(cross.lane(i)),
+                    bits3(Vec3Lanes::cross_scalar(a[i], b[i]))
+                );
                 assert_eq!(
                     bits3(fma.lane(i)),
                     bits3(Vec3Lanes::mul_add_scalar(a[i], s[i], b[i]))

@@ -52,7 +52,11 @@ fn main() {
         }
     };
     let Some(scene) = scenes::by_name(&args.scene) else {
-        eprintln!("unknown scene {:?}; one of {}", args.scene, scenes::NAMES.join(", "));
+        eprintln!(
+            "unknown scene {:?}; one of {}",
+            args.scene,
+            scenes::NAMES.join(", ")
+        );
         std::process::exit(2);
     };
     println!(
@@ -68,7 +72,9 @@ fn main() {
     let mut phases = PhaseTimes::default();
     let mut last = None;
     for run in 0..args.runs {
-        let (mut world, _) = scene.build(PhysicsSettings::default()).expect("standard scene builds");
+        let (mut world, _) = scene
+            .build(PhysicsSettings::default())
+            .expect("standard scene builds");
         let mut total = Duration::ZERO;
         for step in 0..args.steps {
             let t0 = Instant::now();
@@ -93,7 +99,13 @@ fn main() {
                 last = Some(stats);
             }
             if step % 100 == 0 {
-                eprint!("\rrun {}/{} step {}/{}   ", run + 1, args.runs, step, args.steps);
+                eprint!(
+                    "\rrun {}/{} step {}/{}   ",
+                    run + 1,
+                    args.runs,
+                    step,
+                    args.steps
+                );
             }
         }
         let h = world.state_hash();

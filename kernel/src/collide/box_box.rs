@@ -115,15 +115,27 @@ pub(crate) fn collide_box_box(
 
     match feature {
         Feature::FaceA(k) => face_contact(&a, &b, k, d, max_separation),
-        Feature::FaceB(k) => face_contact(&b, &a, k, -d, max_separation).map(ContactPoints::flipped),
+        Feature::FaceB(k) => {
+            face_contact(&b, &a, k, -d, max_separation).map(ContactPoints::flipped)
+        }
         Feature::Edge(i, j, l) => Some(edge_contact(&a, &b, i, j, l, d)),
     }
 }
 
 /// Reference face `k` of box `r`, incident face on box `inc`; `d` is the
 /// vector from `r`'s centre to `inc`'s. Normal points from `r` to `inc`.
-fn face_contact(r: &Obb, inc: &Obb, k: usize, d: Vec3, max_separation: f32) -> Option<ContactPoints> {
-    let n = if d.dot(r.u[k]) >= 0.0 { r.u[k] } else { -r.u[k] };
+fn face_contact(
+    r: &Obb,
+    inc: &Obb,
+    k: usize,
+    d: Vec3,
+    max_separation: f32,
+) -> Option<ContactPoints> {
+    let n = if d.dot(r.u[k]) >= 0.0 {
+        r.u[k]
+    } else {
+        -r.u[k]
+    };
 
     // Incident face: the face of `inc` most anti-parallel to n.
     let mut m = 0;
@@ -135,7 +147,11 @@ fn face_contact(r: &Obb, inc: &Obb, k: usize, d: Vec3, max_separation: f32) -> O
             m = j;
         }
     }
-    let inc_normal = if inc.u[m].dot(n) > 0.0 { -inc.u[m] } else { inc.u[m] };
+    let inc_normal = if inc.u[m].dot(n) > 0.0 {
+        -inc.u[m]
+    } else {
+        inc.u[m]
+    };
     let face_c = inc.c + inc_normal * inc.h[m];
     let (m1, m2) = ((m + 1) % 3, (m + 2) % 3);
     let e1 = inc.u[m1] * inc.h[m1];
@@ -362,7 +378,10 @@ mod tests {
         let pts: Vec<(Vec3, f32)> = (0..8)
             .map(|i| {
                 let a = i as f32 * core::f32::consts::TAU / 8.0;
-                (Vec3::new(a.cos(), 0.0, a.sin()), if i == 5 { -0.2 } else { -0.1 })
+                (
+                    Vec3::new(a.cos(), 0.0, a.sin()),
+                    if i == 5 { -0.2 } else { -0.1 },
+                )
             })
             .collect();
         let chosen = reduce_to_four(&pts, n);

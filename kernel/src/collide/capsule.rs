@@ -188,7 +188,10 @@ pub(crate) fn collide_capsule_box(
             }
         }
     }
-    out.push(pb + qb * (c - n_local * r), pb + qb * clamped_or_face(c, clamped, n_local, dist, h));
+    out.push(
+        pb + qb * (c - n_local * r),
+        pb + qb * clamped_or_face(c, clamped, n_local, dist, h),
+    );
     Some(out)
 }
 

@@ -83,7 +83,13 @@ pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<Con
         (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
             collide_sphere_sphere(a.pos, ra, b.pos, rb, m)
         }
-        (Shape::Sphere { radius }, Shape::Capsule { half_height, radius: rb }) => {
+        (
+            Shape::Sphere { radius },
+            Shape::Capsule {
+                half_height,
+                radius: rb,
+            },
+        ) => {
             let (p, q) = capsule_segment(b.pos, b.rot, half_height);
             collide_sphere_capsule(a.pos, radius, p, q, rb, m)
         }
@@ -91,14 +97,26 @@ pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<Con
             collide_sphere_box(a.pos, radius, b.pos, b.rot, half_extents, m)
         }
         (
-            Shape::Capsule { half_height: ha, radius: ra },
-            Shape::Capsule { half_height: hb, radius: rb },
+            Shape::Capsule {
+                half_height: ha,
+                radius: ra,
+            },
+            Shape::Capsule {
+                half_height: hb,
+                radius: rb,
+            },
         ) => {
             let (pa, qa) = capsule_segment(a.pos, a.rot, ha);
             let (pb, qb) = capsule_segment(b.pos, b.rot, hb);
             collide_capsule_capsule(pa, qa, ra, pb, qb, rb, m)
         }
-        (Shape::Capsule { half_height, radius }, Shape::Box { half_extents }) => {
+        (
+            Shape::Capsule {
+                half_height,
+                radius,
+            },
+            Shape::Box { half_extents },
+        ) => {
             let (p, q) = capsule_segment(a.pos, a.rot, half_height);
             collide_capsule_box(p, q, radius, b.pos, b.rot, half_extents, m)
         }
@@ -141,7 +159,11 @@ mod tests {
                 let ab = collide(&a, &b, 0.02).expect("overlapping shapes touch");
                 let ba = collide(&b, &a, 0.02).expect("overlapping shapes touch");
                 // normal points from A towards B
-                assert!(ab.normal.dot(b.pos - a.pos) > 0.0, "{sa:?} {sb:?} {:?}", ab.normal);
+                assert!(
+                    ab.normal.dot(b.pos - a.pos) > 0.0,
+                    "{sa:?} {sb:?} {:?}",
+                    ab.normal
+                );
                 assert!((ab.normal + ba.normal).length() < 1e-4, "{sa:?} {sb:?}");
                 assert!(ab.count >= 1 && ab.count <= MAX_POINTS);
                 for k in 0..ab.count {

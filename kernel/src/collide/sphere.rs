@@ -84,12 +84,16 @@ mod tests {
 
     #[test]
     fn spheres_touching_report_exact_separation() {
-        let c = collide_sphere_sphere(Vec3::ZERO, 1.0, Vec3::new(1.9, 0.0, 0.0), 1.0, 0.02).unwrap();
+        let c =
+            collide_sphere_sphere(Vec3::ZERO, 1.0, Vec3::new(1.9, 0.0, 0.0), 1.0, 0.02).unwrap();
         assert!((c.normal - Vec3::X).length() < 1e-6);
         assert!((c.separation(0) + 0.1).abs() < 1e-5);
-        assert!(collide_sphere_sphere(Vec3::ZERO, 1.0, Vec3::new(2.03, 0.0, 0.0), 1.0, 0.02).is_none());
+        assert!(
+            collide_sphere_sphere(Vec3::ZERO, 1.0, Vec3::new(2.03, 0.0, 0.0), 1.0, 0.02).is_none()
+        );
         // within the speculative distance: a contact with positive separation
-        let s = collide_sphere_sphere(Vec3::ZERO, 1.0, Vec3::new(2.01, 0.0, 0.0), 1.0, 0.02).unwrap();
+        let s =
+            collide_sphere_sphere(Vec3::ZERO, 1.0, Vec3::new(2.01, 0.0, 0.0), 1.0, 0.02).unwrap();
         assert!((s.separation(0) - 0.01).abs() < 1e-5);
     }
 
@@ -97,18 +101,39 @@ mod tests {
     fn sphere_on_box_face_edge_and_inside() {
         let h = Vec3::new(1.0, 1.0, 1.0);
         // resting on top face, 0.05 deep
-        let c = collide_sphere_box(Vec3::new(0.3, 1.45, 0.0), 0.5, Vec3::ZERO, Quat::IDENTITY, h, 0.02)
-            .unwrap();
+        let c = collide_sphere_box(
+            Vec3::new(0.3, 1.45, 0.0),
+            0.5,
+            Vec3::ZERO,
+            Quat::IDENTITY,
+            h,
+            0.02,
+        )
+        .unwrap();
         assert!((c.normal + Vec3::Y).length() < 1e-6);
         assert!((c.separation(0) + 0.05).abs() < 1e-5);
         // near an edge: normal along the diagonal
-        let c = collide_sphere_box(Vec3::new(1.3, 1.3, 0.0), 0.5, Vec3::ZERO, Quat::IDENTITY, h, 0.02)
-            .unwrap();
+        let c = collide_sphere_box(
+            Vec3::new(1.3, 1.3, 0.0),
+            0.5,
+            Vec3::ZERO,
+            Quat::IDENTITY,
+            h,
+            0.02,
+        )
+        .unwrap();
         let diag = -Vec3::new(1.0, 1.0, 0.0).normalize();
         assert!((c.normal - diag).length() < 1e-5);
         // centre inside, nearest face is +x
-        let c = collide_sphere_box(Vec3::new(0.8, 0.0, 0.1), 0.5, Vec3::ZERO, Quat::IDENTITY, h, 0.02)
-            .unwrap();
+        let c = collide_sphere_box(
+            Vec3::new(0.8, 0.0, 0.1),
+            0.5,
+            Vec3::ZERO,
+            Quat::IDENTITY,
+            h,
+            0.02,
+        )
+        .unwrap();
         assert!((c.normal + Vec3::X).length() < 1e-6);
         assert!((c.separation(0) + 0.7).abs() < 1e-5);
     }
