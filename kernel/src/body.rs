@@ -196,11 +196,17 @@ pub(crate) fn validate_creation(
         _ => return Err(PhysicsError::InvalidMass),
     };
     let (inv_mass, inv_inertia) = if s.motion_type == MotionType::Dynamic {
-        if !(mass.is_finite() && mass > 0.0 && inertia.is_finite() && inertia.min_element() > 0.0) {
-            // e.g. a density so small the product underflows
+        let (inv_mass, inv_inertia) = (1.0 / mass, inertia.recip());
+        // e.g. a density so small that mass or inertia underflow and their
+        // inverses overflow
+        let ok = mass > 0.0
+            && inv_mass.is_finite()
+            && inertia.min_element() > 0.0
+            && inv_inertia.is_finite();
+        if !ok {
             return Err(PhysicsError::InvalidMass);
         }
-        (1.0 / mass, inertia.recip())
+        (inv_mass, inv_inertia)
     } else {
         (0.0, Vec3::ZERO)
     };

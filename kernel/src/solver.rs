@@ -420,14 +420,14 @@ impl ContactSolver {
         let f = block.f + df;
         let count = c.count as usize;
         let mut lambda = [0.0f32; MAX_POINTS];
-        for k in 0..count {
-            lambda[k] = block.p[k].dot(f);
-            if lambda[k] < 0.0 {
+        for (l, p) in lambda.iter_mut().zip(&block.p).take(count) {
+            *l = p.dot(f);
+            if *l < 0.0 {
                 return false;
             }
         }
-        for k in 0..count {
-            c.points[k].normal.impulse = lambda[k];
+        for (pt, &l) in c.points.iter_mut().zip(&lambda).take(count) {
+            pt.normal.impulse = l;
         }
         if let Some(bl) = c.block.as_mut() {
             bl.f = f;
@@ -620,5 +620,139 @@ fn solve_position_point(
         let q = Quat::from_scaled_axis(axis.inv_i_rb_x * lambda) * qb;
         bodies.position.set(b, p.to_array());
         bodies.rotation[b] = q.normalize().to_array();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reduced coordinates are exact: every point's normal velocity is
+    /// `A_kᵀ u`, and a reduced impulse `f` moves the bodies exactly as the
+    /// per-point impulses `λ_k = P_k · f` would through their rows.
+    #[test]
+    fn face_block_reduced_coordinates_match_point_rows() {
+        let n = Vec3::new(0.1, 1.0, -0.2).normalize();
+        let t1 = perpendicular(n);
+        let t2 = n.cross(t1);
+        let (xa, xb) = (Vec3::new(0.3, -0.6, 0.1), Vec3::new(-0.2, 0.55, 0.25));
+        let rot = Quat::from_rotation_x(0.4) * Quat::from_rotation_y(-0.7);
+        let ia = crate::math::world_inverse_inertia(rot, Vec3::new(0.006, 0.004, 0.005));
+        let ib = crate::math::world_inverse_inertia(rot.inverse(), Vec3::new(0.01, 0.02, 0.015));
+        let (ima, imb) = (0.001, 0.002);
+        // four points of a skewed quad in the contact plane (plus a little
+        // normal offset, which must not matter)
+        let centre0 = Vec3::new(0.05, 0.0, 0.1);
+        let mids: Vec<Vec3> = [(0.5, 0.4), (-0.45, 0.5), (-0.5, -0.35), (0.4, -0.5)]
+            .iter()
+            .enumerate()
+            .map(|(k, &(a, b))| centre0 + t1 * a + t2 * b + n * (0.001 * k as f32))
+            .collect();
+        let centre = mids.iter().copied().sum::<Vec3>() / 4.0;
+        let points: Vec<PointConstraint> = mids
+            .iter()
+            .map(|&m| PointConstraint {
+                normal: Axis::new(m - xa, m - xb, n, ima, imb, &ia, &ib),
+                target_velocity: 0.0,
+            })
+            .collect();
+        let block = face_block(
+            &points,
+            &mids,
+            centre,
+            centre - xa,
+            centre - xb,
+            n,
+            t1,
+            t2,
+            ima,
+            imb,
+            &ia,
+            &ib,
+        )
+        .expect("a quad face has a block");
+        let (va, wa, vb, wb) = (
+            Vec3::new(0.3, -1.0, 0.2),
+            Vec3::new(0.5, 0.1, -0.3),
+            Vec3::new(-0.2, 0.4, 0.1),
+            Vec3::new(-0.1, 0.7, 0.2),
+        );
+        let dw = wb - wa;
+        let u = Vec3::new(
+            n.dot(vb - va) + block.rb_x.dot(wb) - block.ra_x.dot(wa),
+            -t2.dot(dw),
+            t1.dot(dw),
+        );
+        for (k, p) in points.iter().enumerate() {
+            let direct = p.normal.velocity(n, va, wa, vb, wb);
+            assert!((direct - block.a_cols[k].dot(u)).abs() < 1e-4, "point {k}");
+        }
+        // apply a reduced impulse both ways
+        let df = Vec3::new(3.0, 0.4, -0.7);
+        let wa_block = wa + block.ia_t2 * df.y - block.ia_t1 * df.z - block.ia_ra_x * df.x;
+        let wb_block = wb + block.ib_rb_x * df.x - block.ib_t2 * df.y + block.ib_t1 * df.z;
+        let (mut wa_rows, mut wb_rows, mut va_rows) = (wa, wb, va);
+        let mut total = 0.0;
+        for (k, p) in points.iter().enumerate() {
+            let l = block.p[k].dot(df);
+            total += l;
+            va_rows -= n * (l * ima);
+            wa_rows -= p.normal.inv_i_ra_x * l;
+            wb_rows += p.normal.inv_i_rb_x * l;
+        }
+        assert!((total - df.x).abs() < 1e-4);
+        assert!((va_rows - (va - n * (df.x * ima))).length() < 1e-5);
+        assert!(
+            (wa_rows - wa_block).length() < 1e-4,
+            "{wa_rows} vs {wa_block}"
+        );
+        assert!(
+            (wb_rows - wb_block).length() < 1e-4,
+            "{wb_rows} vs {wb_block}"
+        );
+        // a block step lands every point on its target at once
+        let f = block.k3_inv * (block.u_target - u);
+        let (mut va2, mut wa2, mut vb2, mut wb2) = (va, wa, vb, wb);
+        va2 -= n * (f.x * ima);
+        vb2 += n * (f.x * imb);
+        wa2 += block.ia_t2 * f.y - block.ia_t1 * f.z - block.ia_ra_x * f.x;
+        wb2 += block.ib_rb_x * f.x - block.ib_t2 * f.y + block.ib_t1 * f.z;
+        for p in &points {
+            assert!(p.normal.velocity(n, va2, wa2, vb2, wb2).abs() < 1e-4);
+        }
+    }
+
+    #[test]
+    fn collinear_points_have_no_block() {
+        let n = Vec3::Y;
+        let (t1, t2) = (perpendicular(n), n.cross(perpendicular(n)));
+        let mids = [
+            Vec3::new(-0.5, 0.0, 0.0),
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.5, 0.0, 0.0),
+        ];
+        let ia = Mat3::from_diagonal(Vec3::splat(0.01));
+        let points: Vec<PointConstraint> = mids
+            .iter()
+            .map(|&m| PointConstraint {
+                normal: Axis::new(m, m - Vec3::Y, n, 0.1, 0.1, &ia, &ia),
+                target_velocity: 0.0,
+            })
+            .collect();
+        assert!(face_block(
+            &points,
+            &mids,
+            Vec3::ZERO,
+            Vec3::ZERO,
+            -Vec3::Y,
+            n,
+            t1,
+            t2,
+            0.1,
+            0.1,
+            &ia,
+            &ia
+        )
+        .is_none());
     }
 }

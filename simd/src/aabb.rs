@@ -1,5 +1,5 @@
+use crate::F32s;
 use crate::{load, LANES};
-use wide::f32x8;
 
 /// One axis-aligned box, as min and max corners.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,16 +21,16 @@ pub struct AabbLanes<'a> {
     pub max_z: &'a [f32],
 }
 
-/// Bit `k` is set when `one` overlaps box `start + k` (k in 0..8). Touching
+/// Bit `k` is set when `one` overlaps box `start + k` (k in 0..LANES). Touching
 /// boxes (shared face) count as overlapping, like PhysX's `intersects`.
 #[inline]
 pub fn overlap_mask(one: &AabbRef, lanes: &AabbLanes, start: usize) -> u32 {
-    let ok = load(lanes.min_x, start).simd_le(f32x8::splat(one.max[0]))
-        & load(lanes.max_x, start).simd_ge(f32x8::splat(one.min[0]))
-        & load(lanes.min_y, start).simd_le(f32x8::splat(one.max[1]))
-        & load(lanes.max_y, start).simd_ge(f32x8::splat(one.min[1]))
-        & load(lanes.min_z, start).simd_le(f32x8::splat(one.max[2]))
-        & load(lanes.max_z, start).simd_ge(f32x8::splat(one.min[2]));
+    let ok = load(lanes.min_x, start).simd_le(F32s::splat(one.max[0]))
+        & load(lanes.max_x, start).simd_ge(F32s::splat(one.min[0]))
+        & load(lanes.min_y, start).simd_le(F32s::splat(one.max[1]))
+        & load(lanes.max_y, start).simd_ge(F32s::splat(one.min[1]))
+        & load(lanes.min_z, start).simd_le(F32s::splat(one.max[2]))
+        & load(lanes.max_z, start).simd_ge(F32s::splat(one.min[2]));
     ok.to_bitmask()
 }
 
@@ -59,11 +59,11 @@ mod tests {
     fn overlap_mask_matches_scalar_on_random_boxes() {
         let mut rng = Rng(3);
         let n = 64;
-        for _ in 0..10_000 / 8 {
+        for _ in 0..10_000 / LANES {
             // Small world so overlaps are common; some degenerate (zero-thickness)
             // boxes and shared faces are included on purpose.
-            let mut cols = vec![vec![0.0f32; n]; 6];
-            for j in 0..n {
+            let mut cols: Vec<Vec<f32>> = (0..6).map(|_| Vec::with_capacity(n)).collect();
+            for _ in 0..n {
                 for a in 0..3 {
                     let lo = (rng.range(0.0, 8.0) * 4.0).round() / 4.0;
                     let size = if rng.range(0.0, 1.0) < 0.1 {
@@ -71,8 +71,8 @@ mod tests {
                     } else {
                         rng.range(0.0, 3.0)
                     };
-                    cols[a][j] = lo;
-                    cols[3 + a][j] = lo + size;
+                    cols[a].push(lo);
+                    cols[3 + a].push(lo + size);
                 }
             }
             let lanes = AabbLanes {
@@ -103,8 +103,8 @@ mod tests {
 
     #[test]
     fn empty_padding_box_overlaps_nothing() {
-        let inf = [f32::INFINITY; 8];
-        let ninf = [f32::NEG_INFINITY; 8];
+        let inf = [f32::INFINITY; LANES];
+        let ninf = [f32::NEG_INFINITY; LANES];
         let lanes = AabbLanes {
             min_x: &inf,
             min_y: &inf,

@@ -3,13 +3,15 @@
 //! not move (static, removed, padding). Multiplying by an exact zero adds an
 //! exact zero, so those slots keep their bits.
 
+use crate::F32s;
 use crate::{fmadd, load, store, LANES};
-use wide::f32x8;
 
 /// `dst[i] = src[i] * (k * scale[i]) + dst[i]` for every lane.
 pub fn add_scaled_columns(dst: &mut [f32], src: &[f32], scale: &[f32], k: f32) {
-    debug_assert!(dst.len() % LANES == 0 && src.len() >= dst.len() && scale.len() >= dst.len());
-    let kk = f32x8::splat(k);
+    debug_assert!(
+        dst.len().is_multiple_of(LANES) && src.len() >= dst.len() && scale.len() >= dst.len()
+    );
+    let kk = F32s::splat(k);
     for i in (0..dst.len()).step_by(LANES) {
         let s = load(scale, i) * kk;
         let v = load(src, i).mul_add(s, load(dst, i));
@@ -27,8 +29,8 @@ pub fn add_scaled_columns_scalar(dst: &mut [f32], src: &[f32], scale: &[f32], k:
 /// `dst[i] = k * scale[i] + dst[i]`: a uniform value (gravity·dt) added with a
 /// per-slot scale (gravity factor, zero for non-dynamic slots).
 pub fn add_scaled_uniform(dst: &mut [f32], scale: &[f32], k: f32) {
-    debug_assert!(dst.len() % LANES == 0 && scale.len() >= dst.len());
-    let kk = f32x8::splat(k);
+    debug_assert!(dst.len().is_multiple_of(LANES) && scale.len() >= dst.len());
+    let kk = F32s::splat(k);
     for i in (0..dst.len()).step_by(LANES) {
         let v = load(scale, i).mul_add(kk, load(dst, i));
         store(dst, i, v);

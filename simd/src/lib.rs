@@ -6,10 +6,13 @@
 //! FMA ([`fmadd`] mirrors `wide`'s choice), which keeps the twins identical on
 //! any x86-64 build.
 //!
-//! The lane width is [`LANES`] = 8 (`f32x8`). On AVX2 that is one register;
-//! on AVX-512 `f32x16` is available too, but our hot loops are gathers and
-//! short column sweeps where 8 wide already saturates the load ports (see
-//! perf-reports/ for the measurement; revisit with the SIMD solver batches).
+//! The lane type [`F32s`] is `f32x16`, chosen by measurement (the
+//! `simd_width` bench binary, perf-reports/simd-width.md): the broad phase's
+//! AABB overlap mask ran 9–25% faster per box 16-wide than 8-wide, both in an
+//! AVX-512 build and in an AVX2 build (where `wide` runs it as two 8-wide
+//! halves, i.e. unrolled), while the integrator's column sweep was 0–13%
+//! slower, on a loop that is 0.2% of a step. Columns are padded to 16 lanes,
+//! so the width needs no tail code either way.
 
 mod aabb;
 mod columns;
@@ -20,10 +23,12 @@ pub use columns::{
     add_scaled_columns, add_scaled_columns_scalar, add_scaled_uniform, add_scaled_uniform_scalar,
 };
 pub use vec3::{QuatLanes, Vec3Lanes};
-pub use wide::f32x8;
 
-/// Number of f32 lanes in one SIMD register as used by archipelago.
-pub const LANES: usize = 8;
+/// The f32 lane vector used throughout (see the crate docs for the choice).
+pub type F32s = wide::f32x16;
+
+/// Number of f32 lanes in [`F32s`].
+pub const LANES: usize = core::mem::size_of::<F32s>() / 4;
 
 /// Scalar multiply-add with the same rounding as `wide`'s `mul_add` on this
 /// target: fused where the target has FMA, two roundings where it does not.
@@ -36,16 +41,16 @@ pub fn fmadd(a: f32, b: f32, c: f32) -> f32 {
     }
 }
 
-/// Loads 8 consecutive lanes from `s` starting at `i`.
+/// Loads [`LANES`] consecutive values from `s` starting at `i`.
 #[inline(always)]
-pub fn load(s: &[f32], i: usize) -> f32x8 {
-    let chunk: [f32; LANES] = s[i..i + LANES].try_into().expect("8 lanes");
-    f32x8::new(chunk)
+pub fn load(s: &[f32], i: usize) -> F32s {
+    let chunk: [f32; LANES] = s[i..i + LANES].try_into().expect("a full lane");
+    F32s::new(chunk)
 }
 
-/// Stores 8 lanes into `s` starting at `i`.
+/// Stores [`LANES`] values into `s` starting at `i`.
 #[inline(always)]
-pub fn store(s: &mut [f32], i: usize, v: f32x8) {
+pub fn store(s: &mut [f32], i: usize, v: F32s) {
     s[i..i + LANES].copy_from_slice(&v.to_array());
 }
 
@@ -66,7 +71,7 @@ pub(crate) mod testrng {
             let u = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
             lo + (hi - lo) * u
         }
-        pub fn lanes(&mut self, lo: f32, hi: f32) -> [f32; 8] {
+        pub fn lanes(&mut self, lo: f32, hi: f32) -> [f32; crate::LANES] {
             core::array::from_fn(|_| self.range(lo, hi))
         }
     }

@@ -1,37 +1,37 @@
-use crate::fmadd;
-use wide::f32x8;
+use crate::F32s;
+use crate::{fmadd, LANES};
 
-/// Eight 3-vectors, one per lane, stored as x, y and z registers.
+/// [`LANES`] 3-vectors, one per lane, stored as x, y and z registers.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Vec3Lanes {
-    pub x: f32x8,
-    pub y: f32x8,
-    pub z: f32x8,
+    pub x: F32s,
+    pub y: F32s,
+    pub z: F32s,
 }
 
-/// Eight quaternions (x, y, z, w), one per lane.
+/// [`LANES`] quaternions (x, y, z, w), one per lane.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct QuatLanes {
-    pub x: f32x8,
-    pub y: f32x8,
-    pub z: f32x8,
-    pub w: f32x8,
+    pub x: F32s,
+    pub y: F32s,
+    pub z: F32s,
+    pub w: F32s,
 }
 
 impl Vec3Lanes {
-    pub fn new(x: [f32; 8], y: [f32; 8], z: [f32; 8]) -> Self {
+    pub fn new(x: [f32; LANES], y: [f32; LANES], z: [f32; LANES]) -> Self {
         Self {
-            x: f32x8::new(x),
-            y: f32x8::new(y),
-            z: f32x8::new(z),
+            x: F32s::new(x),
+            y: F32s::new(y),
+            z: F32s::new(z),
         }
     }
 
     pub fn splat(v: [f32; 3]) -> Self {
         Self {
-            x: f32x8::splat(v[0]),
-            y: f32x8::splat(v[1]),
-            z: f32x8::splat(v[2]),
+            x: F32s::splat(v[0]),
+            y: F32s::splat(v[1]),
+            z: F32s::splat(v[2]),
         }
     }
 
@@ -45,25 +45,7 @@ impl Vec3Lanes {
     }
 
     #[inline]
-    pub fn add(self, o: Self) -> Self {
-        Self {
-            x: self.x + o.x,
-            y: self.y + o.y,
-            z: self.z + o.z,
-        }
-    }
-
-    #[inline]
-    pub fn sub(self, o: Self) -> Self {
-        Self {
-            x: self.x - o.x,
-            y: self.y - o.y,
-            z: self.z - o.z,
-        }
-    }
-
-    #[inline]
-    pub fn scale(self, s: f32x8) -> Self {
+    pub fn scale(self, s: F32s) -> Self {
         Self {
             x: self.x * s,
             y: self.y * s,
@@ -73,7 +55,7 @@ impl Vec3Lanes {
 
     /// `self * s + acc`, fused where the target has FMA.
     #[inline]
-    pub fn mul_add(self, s: f32x8, acc: Self) -> Self {
+    pub fn mul_add(self, s: F32s, acc: Self) -> Self {
         Self {
             x: self.x.mul_add(s, acc.x),
             y: self.y.mul_add(s, acc.y),
@@ -83,7 +65,7 @@ impl Vec3Lanes {
 
     /// Dot product: `x·x' + (y·y' + z·z')` with two fused steps.
     #[inline]
-    pub fn dot(self, o: Self) -> f32x8 {
+    pub fn dot(self, o: Self) -> F32s {
         self.x.mul_add(o.x, self.y.mul_add(o.y, self.z * o.z))
     }
 
@@ -119,13 +101,37 @@ impl Vec3Lanes {
     }
 }
 
-impl QuatLanes {
-    pub fn new(x: [f32; 8], y: [f32; 8], z: [f32; 8], w: [f32; 8]) -> Self {
+impl core::ops::Add for Vec3Lanes {
+    type Output = Self;
+    #[inline]
+    fn add(self, o: Self) -> Self {
         Self {
-            x: f32x8::new(x),
-            y: f32x8::new(y),
-            z: f32x8::new(z),
-            w: f32x8::new(w),
+            x: self.x + o.x,
+            y: self.y + o.y,
+            z: self.z + o.z,
+        }
+    }
+}
+
+impl core::ops::Sub for Vec3Lanes {
+    type Output = Self;
+    #[inline]
+    fn sub(self, o: Self) -> Self {
+        Self {
+            x: self.x - o.x,
+            y: self.y - o.y,
+            z: self.z - o.z,
+        }
+    }
+}
+
+impl QuatLanes {
+    pub fn new(x: [f32; LANES], y: [f32; LANES], z: [f32; LANES], w: [f32; LANES]) -> Self {
+        Self {
+            x: F32s::new(x),
+            y: F32s::new(y),
+            z: F32s::new(z),
+            w: F32s::new(w),
         }
     }
 
@@ -142,8 +148,8 @@ impl QuatLanes {
     #[inline]
     pub fn rotate(self, v: Vec3Lanes) -> Vec3Lanes {
         let q = self.xyz();
-        let t = q.cross(v).scale(f32x8::splat(2.0));
-        t.mul_add(self.w, v).add(q.cross(t))
+        let t = q.cross(v).scale(F32s::splat(2.0));
+        t.mul_add(self.w, v) + q.cross(t)
     }
 
     /// Scalar twin of [`QuatLanes::rotate`]; `q` is `[x, y, z, w]`.
@@ -168,7 +174,7 @@ mod tests {
         v.map(f32::to_bits)
     }
 
-    fn random_lanes(rng: &mut Rng) -> ([[f32; 3]; 8], Vec3Lanes) {
+    fn random_lanes(rng: &mut Rng) -> ([[f32; 3]; LANES], Vec3Lanes) {
         let x = rng.lanes(-100.0, 100.0);
         let y = rng.lanes(-100.0, 100.0);
         let z = rng.lanes(-100.0, 100.0);
@@ -181,14 +187,14 @@ mod tests {
     #[test]
     fn dot_cross_mul_add_match_scalar_bit_for_bit() {
         let mut rng = Rng(1);
-        for _ in 0..CASES / 8 + 1 {
+        for _ in 0..CASES / LANES + 1 {
             let (a, la) = random_lanes(&mut rng);
             let (b, lb) = random_lanes(&mut rng);
             let s = rng.lanes(-3.0, 3.0);
             let dot = la.dot(lb).to_array();
             let cross = la.cross(lb);
-            let fma = la.mul_add(f32x8::new(s), lb);
-            for i in 0..8 {
+            let fma = la.mul_add(F32s::new(s), lb);
+            for i in 0..LANES {
                 assert_eq!(
                     dot[i].to_bits(),
                     Vec3Lanes::dot_scalar(a[i], b[i]).to_bits()
@@ -208,8 +214,8 @@ mod tests {
     #[test]
     fn quaternion_rotate_matches_scalar_and_preserves_length() {
         let mut rng = Rng(2);
-        for _ in 0..CASES / 8 + 1 {
-            let mut q = [[0.0f32; 4]; 8];
+        for _ in 0..CASES / LANES + 1 {
+            let mut q = [[0.0f32; 4]; LANES];
             for qi in q.iter_mut() {
                 let raw = [
                     rng.range(-1.0, 1.0),
@@ -228,7 +234,7 @@ mod tests {
             );
             let (v, lv) = random_lanes(&mut rng);
             let r = lq.rotate(lv);
-            for i in 0..8 {
+            for i in 0..LANES {
                 let s = QuatLanes::rotate_scalar(q[i], v[i]);
                 assert_eq!(bits3(r.lane(i)), bits3(s));
                 let len = |a: [f32; 3]| (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();

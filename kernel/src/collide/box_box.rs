@@ -211,11 +211,10 @@ fn clip_polygon(poly: &mut [Vec3; MAX_CLIP], count: usize, pn: Vec3, offset: f32
             out[n_out] = p;
             n_out += 1;
         }
-        if (dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0) {
-            if n_out < MAX_CLIP {
-                out[n_out] = p + (q - p) * (dp / (dp - dq));
-                n_out += 1;
-            }
+        let crosses = (dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0);
+        if crosses && n_out < MAX_CLIP {
+            out[n_out] = p + (q - p) * (dp / (dp - dq));
+            n_out += 1;
         }
     }
     *poly = out;

@@ -1,0 +1,309 @@
+//! Every bad input gets its typed error and leaves the world exactly as it
+//! was (same state hash, same body count), and the world keeps stepping.
+
+mod common;
+use archipelago::*;
+use common::*;
+
+/// A small world with a floor, a resting box, a falling sphere and a
+/// kinematic platform, stepped a little so velocities are non-zero.
+fn sample_world() -> (PhysicsSystem, BodyId, BodyId, BodyId, BodyId) {
+    let mut w = PhysicsSystem::new(
+        Capacities {
+            max_bodies: 8,
+            ..Capacities::default()
+        },
+        PhysicsSettings::default(),
+    )
+    .unwrap();
+    let floor = add_floor(&mut w);
+    let cube = w
+        .create_and_add_body(&scenes::cube(0.5, Vec3::new(0.0, 0.5, 0.0)))
+        .unwrap();
+    let ball = w
+        .create_and_add_body(&BodyCreationSettings::new(
+            Shape::sphere(0.3).unwrap(),
+            Vec3::new(3.0, 2.0, 0.0),
+            MotionType::Dynamic,
+        ))
+        .unwrap();
+    let platform = w
+        .create_and_add_body(&BodyCreationSettings::new(
+            Shape::cuboid(Vec3::new(1.0, 0.1, 1.0)).unwrap(),
+            Vec3::new(-4.0, 1.0, 0.0),
+            MotionType::Kinematic,
+        ))
+        .unwrap();
+    step(&mut w, 10);
+    (w, floor, cube, ball, platform)
+}
+
+/// Runs `f`, which must fail with `expected`, and checks nothing changed.
+fn refused<T: std::fmt::Debug>(
+    w: &mut PhysicsSystem,
+    expected: PhysicsError,
+    f: impl FnOnce(&mut PhysicsSystem) -> Result<T>,
+) {
+    let (hash, bodies, active) = (w.state_hash(), w.num_bodies(), w.num_active_bodies());
+    let got = f(w);
+    assert_eq!(got.unwrap_err(), expected);
+    assert_eq!(w.state_hash(), hash, "a refused call changed the world");
+    assert_eq!(w.num_bodies(), bodies);
+    assert_eq!(w.num_active_bodies(), active);
+}
+
+fn cube_at(p: Vec3) -> BodyCreationSettings {
+    scenes::cube(0.5, p)
+}
+
+#[test]
+fn bad_creation_settings_are_refused() {
+    let (mut w, ..) = sample_world();
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    use PhysicsError::*;
+    refused(&mut w, InvalidPosition, |w| {
+        w.create_body(&cube_at(Vec3::new(nan, 0.0, 0.0)))
+    });
+    refused(&mut w, InvalidPosition, |w| {
+        w.create_body(&cube_at(Vec3::new(0.0, inf, 0.0)))
+    });
+    refused(&mut w, InvalidRotation, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_rotation(Quat::from_xyzw(nan, 0.0, 0.0, 1.0)))
+    });
+    refused(&mut w, InvalidRotation, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 2.0)))
+    });
+    refused(&mut w, InvalidRotation, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 0.0)))
+    });
+    refused(&mut w, InvalidVelocity, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_linear_velocity(Vec3::new(0.0, nan, 0.0)))
+    });
+    refused(&mut w, InvalidVelocity, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_angular_velocity(Vec3::splat(inf)))
+    });
+    for shape in [
+        Shape::Sphere { radius: 0.0 },
+        Shape::Sphere { radius: -1.0 },
+        Shape::Sphere { radius: nan },
+        Shape::Box {
+            half_extents: Vec3::new(1.0, 0.0, 1.0),
+        },
+        Shape::Box {
+            half_extents: Vec3::new(1.0, -1.0, 1.0),
+        },
+        Shape::Box {
+            half_extents: Vec3::new(inf, 1.0, 1.0),
+        },
+        Shape::Capsule {
+            half_height: 0.0,
+            radius: 1.0,
+        },
+        Shape::Capsule {
+            half_height: 1.0,
+            radius: nan,
+        },
+    ] {
+        refused(&mut w, InvalidShape, |w| {
+            w.create_body(&BodyCreationSettings::new(
+                shape,
+                Vec3::ZERO,
+                MotionType::Dynamic,
+            ))
+        });
+    }
+    for mass in [
+        MassSpec::Density(0.0),
+        MassSpec::Density(-1000.0),
+        MassSpec::Density(nan),
+        MassSpec::Mass(0.0),
+        MassSpec::Mass(inf),
+        // so small that the inverse mass overflows
+        MassSpec::Density(1e-40),
+    ] {
+        let mut s = cube_at(Vec3::ZERO);
+        s.mass = mass;
+        refused(&mut w, InvalidMass, |w| w.create_body(&s));
+    }
+    refused(&mut w, InvalidMaterial, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_friction(-0.1))
+    });
+    refused(&mut w, InvalidMaterial, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_restitution(1.5))
+    });
+    refused(&mut w, InvalidMaterial, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_damping(-1.0, 0.0))
+    });
+    refused(&mut w, InvalidMaterial, |w| {
+        w.create_body(&cube_at(Vec3::ZERO).with_gravity_factor(nan))
+    });
+    // A rotation within the tolerance is normalised, not refused.
+    let id = w
+        .create_body(
+            &cube_at(Vec3::new(10.0, 0.5, 0.0))
+                .with_rotation(Quat::from_xyzw(0.0, 0.0, 0.0, 1.0005)),
+        )
+        .unwrap();
+    assert!((w.rotation(id).unwrap().length() - 1.0).abs() < 1e-6);
+}
+
+#[test]
+fn stale_and_foreign_ids_are_refused() {
+    let (mut w, floor, cube, ..) = sample_world();
+    let temp = w
+        .create_and_add_body(&cube_at(Vec3::new(10.0, 0.5, 0.0)))
+        .unwrap();
+    w.destroy_body(temp).unwrap();
+    // the slot is reused by the next body; the old id must stay dead
+    let reuse = w
+        .create_and_add_body(&cube_at(Vec3::new(12.0, 0.5, 0.0)))
+        .unwrap();
+    assert_eq!(reuse.index(), temp.index());
+    let foreign = BodyId::new(1_000_000, 0);
+    use PhysicsError::InvalidBodyId;
+    for id in [temp, foreign] {
+        refused(&mut w, InvalidBodyId, |w| w.position(id));
+        refused(&mut w, InvalidBodyId, |w| w.linear_velocity(id));
+        refused(&mut w, InvalidBodyId, |w| w.set_position(id, Vec3::ZERO));
+        refused(&mut w, InvalidBodyId, |w| {
+            w.set_linear_velocity(id, Vec3::ONE)
+        });
+        refused(&mut w, InvalidBodyId, |w| w.add_impulse(id, Vec3::ONE));
+        refused(&mut w, InvalidBodyId, |w| w.remove_body(id));
+        refused(&mut w, InvalidBodyId, |w| w.destroy_body(id));
+        refused(&mut w, InvalidBodyId, |w| w.add_body(id));
+    }
+    assert!(w.position(reuse).is_ok());
+    refused(&mut w, PhysicsError::BodyAlreadyAdded, |w| w.add_body(cube));
+    w.remove_body(cube).unwrap();
+    refused(&mut w, PhysicsError::BodyNotAdded, |w| w.remove_body(cube));
+    w.add_body(cube).unwrap();
+    assert!(w.is_added(floor).unwrap());
+}
+
+#[test]
+fn full_body_buffer_is_refused_and_loses_nothing() {
+    let (mut w, ..) = sample_world();
+    let mut made = 0;
+    loop {
+        match w.create_and_add_body(&cube_at(Vec3::new(20.0 + 2.0 * made as f32, 0.5, 0.0))) {
+            Ok(_) => made += 1,
+            Err(e) => {
+                assert_eq!(e, PhysicsError::BodyCapacityReached);
+                break;
+            }
+        }
+        assert!(made < 100, "capacity must be enforced");
+    }
+    assert_eq!(w.num_bodies(), 8);
+    refused(&mut w, PhysicsError::BodyCapacityReached, |w| {
+        w.create_body(&cube_at(Vec3::new(0.0, 10.0, 0.0)))
+    });
+    step(&mut w, 5);
+    assert_eq!(w.num_bodies(), 8);
+}
+
+#[test]
+fn bad_setters_and_forces_are_refused() {
+    let (mut w, floor, cube, _ball, platform) = sample_world();
+    let nan = f32::NAN;
+    let inf = f32::INFINITY;
+    use PhysicsError::*;
+    refused(&mut w, InvalidPosition, |w| {
+        w.set_position(cube, Vec3::new(nan, 0.0, 0.0))
+    });
+    refused(&mut w, InvalidRotation, |w| {
+        w.set_rotation(cube, Quat::from_xyzw(1.0, 1.0, 0.0, 0.0))
+    });
+    refused(&mut w, InvalidVelocity, |w| {
+        w.set_linear_velocity(cube, Vec3::splat(inf))
+    });
+    refused(&mut w, InvalidVelocity, |w| {
+        w.set_angular_velocity(cube, Vec3::new(0.0, nan, 0.0))
+    });
+    refused(&mut w, InvalidForce, |w| {
+        w.add_force(cube, Vec3::new(nan, 0.0, 0.0))
+    });
+    refused(&mut w, InvalidForce, |w| {
+        w.add_torque(cube, Vec3::splat(inf))
+    });
+    refused(&mut w, InvalidForce, |w| {
+        w.add_impulse(cube, Vec3::new(0.0, -inf, 0.0))
+    });
+    refused(&mut w, InvalidForce, |w| {
+        w.add_impulse_at(cube, Vec3::Y, Some(Vec3::splat(nan)))
+    });
+    refused(&mut w, InvalidForce, |w| {
+        w.add_angular_impulse(cube, Vec3::splat(nan))
+    });
+    // accumulating finite forces into an infinite total is refused too
+    w.add_force(cube, Vec3::new(f32::MAX, 0.0, 0.0)).unwrap();
+    let hash = w.state_hash();
+    assert_eq!(
+        w.add_force(cube, Vec3::new(f32::MAX, 0.0, 0.0)),
+        Err(InvalidForce)
+    );
+    assert_eq!(w.state_hash(), hash);
+    // a finite impulse that would overflow a very light body's velocity
+    let feather = w
+        .create_and_add_body(&cube_at(Vec3::new(8.0, 0.5, 0.0)).with_mass(1e-30))
+        .unwrap();
+    refused(&mut w, InvalidForce, |w| {
+        w.add_impulse(feather, Vec3::new(1e10, 0.0, 0.0))
+    });
+    // motion-type rules
+    refused(&mut w, WrongMotionType, |w| {
+        w.set_linear_velocity(floor, Vec3::ONE)
+    });
+    refused(&mut w, WrongMotionType, |w| w.add_force(floor, Vec3::ONE));
+    refused(&mut w, WrongMotionType, |w| {
+        w.add_impulse(platform, Vec3::ONE)
+    });
+    refused(&mut w, WrongMotionType, |w| {
+        w.move_kinematic(cube, Vec3::ZERO, Quat::IDENTITY, DT)
+    });
+    refused(&mut w, InvalidPosition, |w| {
+        w.move_kinematic(platform, Vec3::splat(nan), Quat::IDENTITY, DT)
+    });
+    refused(&mut w, InvalidTimeStep, |w| {
+        w.move_kinematic(platform, Vec3::ZERO, Quat::IDENTITY, 0.0)
+    });
+}
+
+#[test]
+fn bad_time_steps_and_settings_are_refused() {
+    let (mut w, ..) = sample_world();
+    use PhysicsError::*;
+    refused(&mut w, InvalidTimeStep, |w| w.update(f32::NAN, 1));
+    refused(&mut w, InvalidTimeStep, |w| w.update(f32::INFINITY, 1));
+    refused(&mut w, InvalidTimeStep, |w| w.update(DT, 0));
+    // dt <= 0 is a no-op step, not an error
+    let hash = w.state_hash();
+    w.update(0.0, 1).unwrap();
+    w.update(-DT, 1).unwrap();
+    assert_eq!(w.state_hash(), hash);
+    let bad = PhysicsSettings {
+        gravity: Vec3::new(0.0, f32::NAN, 0.0),
+        ..PhysicsSettings::default()
+    };
+    refused(&mut w, InvalidSettings, |w| w.set_settings(bad));
+    let bad = PhysicsSettings {
+        velocity_iterations: 0,
+        ..PhysicsSettings::default()
+    };
+    assert_eq!(
+        PhysicsSystem::new(Capacities::default(), bad).err(),
+        Some(InvalidSettings)
+    );
+    let zero = Capacities {
+        max_contact_constraints: 0,
+        ..Capacities::default()
+    };
+    assert_eq!(
+        PhysicsSystem::new(zero, PhysicsSettings::default()).err(),
+        Some(InvalidSettings)
+    );
+    // after all that, the world still simulates
+    step(&mut w, 10);
+}
