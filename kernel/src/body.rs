@@ -35,6 +35,9 @@ pub enum MassSpec {
     Mass(f32),
 }
 
+/// Object layers are `0..MAX_OBJECT_LAYERS`, so a `u32` mask selects any set.
+pub const MAX_OBJECT_LAYERS: u8 = 32;
+
 /// Rotations further than this from unit length are refused as caller bugs;
 /// closer ones are renormalised (rounding from user math).
 pub const ROTATION_NORM_TOLERANCE: f32 = 1e-3;
@@ -59,6 +62,9 @@ pub struct BodyCreationSettings {
     pub allow_sleeping: bool,
     /// Sensors detect overlaps but exert no contact forces.
     pub is_sensor: bool,
+    /// Object layer, `0..MAX_OBJECT_LAYERS`; used by layer masks such as
+    /// [`PhysicsSystem::activate_bodies_in_aabb`](crate::PhysicsSystem::activate_bodies_in_aabb).
+    pub object_layer: u8,
     /// Free for the embedding engine.
     pub user_data: u64,
 }
@@ -80,6 +86,7 @@ impl BodyCreationSettings {
             gravity_factor: 1.0,
             allow_sleeping: true,
             is_sensor: false,
+            object_layer: 0,
             user_data: 0,
         }
     }
@@ -133,6 +140,10 @@ impl BodyCreationSettings {
         self.is_sensor = is_sensor;
         self
     }
+    pub fn with_object_layer(mut self, layer: u8) -> Self {
+        self.object_layer = layer;
+        self
+    }
     pub fn with_user_data(mut self, user_data: u64) -> Self {
         self.user_data = user_data;
         self
@@ -175,6 +186,9 @@ pub(crate) fn validate_creation(
     default_angular_damping: f32,
 ) -> Result<ValidatedBody> {
     s.shape.validate()?;
+    if s.object_layer >= MAX_OBJECT_LAYERS {
+        return Err(PhysicsError::InvalidLayer);
+    }
     checked_position(s.position)?;
     let rotation = checked_rotation(s.rotation)?;
     checked_velocity(s.linear_velocity)?;
@@ -224,6 +238,8 @@ pub(crate) mod flags {
     pub const ADDED: u8 = 1;
     pub const SENSOR: u8 = 2;
     pub const ALLOW_SLEEPING: u8 = 4;
+    /// Asleep: out of the active list, velocities exactly zero.
+    pub const SLEEPING: u8 = 8;
 }
 
 /// Marker for "not in this list".
@@ -251,6 +267,15 @@ pub(crate) struct Bodies {
     pub force: Column<[f32; 3]>,
     pub torque: Column<[f32; 3]>,
     pub gravity_factor: Column<f32>,
+    // sleeping: seconds the body has been still, and the bounding spheres
+    // (centre xyz, radius) of its three sleep test points
+    pub sleep_timer: Column<f32>,
+    pub sleep_spheres: Column<[[f32; 4]; 3]>,
+    /// Sleeping bodies of one island form a ring through this column, so
+    /// waking any of them wakes all of them; `NOT_LISTED` when awake.
+    pub sleep_next: Vec<u32>,
+    /// Number of sleeping islands (rings).
+    pub sleeping_islands: usize,
     // broad phase: world AABBs, empty (min +inf, max -inf) for unused slots
     pub aabb_min: Vec3Column,
     pub aabb_max: Vec3Column,
@@ -262,6 +287,7 @@ pub(crate) struct Bodies {
     pub linear_damping: Column<f32>,
     pub angular_damping: Column<f32>,
     pub user_data: Column<u64>,
+    pub object_layer: Column<u8>,
     pub shape: Vec<Shape>,
     /// Slots of added bodies, and each slot's place in it.
     pub added: Vec<u32>,
@@ -292,6 +318,10 @@ impl Bodies {
             force: Column::new(capacity, [0.0; 3]),
             torque: Column::new(capacity, [0.0; 3]),
             gravity_factor: Column::new(capacity, 0.0),
+            sleep_timer: Column::new(capacity, 0.0),
+            sleep_spheres: Column::new(capacity, [[0.0; 4]; 3]),
+            sleep_next: vec![NOT_LISTED; capacity],
+            sleeping_islands: 0,
             aabb_min: Vec3Column::new(capacity, EMPTY_MIN),
             aabb_max: Vec3Column::new(capacity, EMPTY_MAX),
             motion_type: Column::new(capacity, MotionType::Static as u8),
@@ -301,6 +331,7 @@ impl Bodies {
             linear_damping: Column::new(capacity, 0.0),
             angular_damping: Column::new(capacity, 0.0),
             user_data: Column::new(capacity, 0),
+            object_layer: Column::new(capacity, 0),
             shape: vec![PLACEHOLDER_SHAPE; capacity],
             added: Vec::with_capacity(capacity),
             added_pos: vec![NOT_LISTED; capacity],
@@ -361,6 +392,15 @@ impl Bodies {
     pub fn is_sensor(&self, i: usize) -> bool {
         self.flags[i] & flags::SENSOR != 0
     }
+    #[inline]
+    pub fn is_sleeping(&self, i: usize) -> bool {
+        self.flags[i] & flags::SLEEPING != 0
+    }
+    /// In the active list (added, non-static, awake).
+    #[inline]
+    pub fn is_active(&self, i: usize) -> bool {
+        self.active_pos[i] != NOT_LISTED
+    }
 
     /// Recomputes the world inverse inertia from the rotation.
     pub fn update_world_inertia(&mut self, i: usize) {
@@ -406,6 +446,7 @@ impl Bodies {
         self.linear_damping[i] = v.linear_damping;
         self.angular_damping[i] = v.angular_damping;
         self.user_data[i] = s.user_data;
+        self.object_layer[i] = s.object_layer;
         self.gravity_factor[i] = s.gravity_factor;
         self.shape[i] = s.shape;
         self.gravity_scale[i] = 0.0;
@@ -413,36 +454,49 @@ impl Bodies {
         self.update_world_inertia(i);
     }
 
-    /// Puts slot `i` into the simulation.
+    /// Puts slot `i` into the simulation, awake. Wakes nobody.
     pub fn add(&mut self, i: usize, margin: f32) {
         self.flags[i] |= flags::ADDED;
         self.added_pos[i] = self.added.len() as u32;
         self.added.push(i as u32);
-        match self.motion(i) {
-            MotionType::Static => self.update_aabb(i, 0.0),
-            motion => {
-                self.active_pos[i] = self.active.len() as u32;
-                self.active.push(i as u32);
-                self.move_scale[i] = 1.0;
-                if motion == MotionType::Dynamic {
-                    self.gravity_scale[i] = self.gravity_factor[i];
-                }
-                self.update_aabb(i, margin);
-            }
+        if self.motion(i) == MotionType::Static {
+            self.update_aabb(i, 0.0);
+        } else {
+            self.make_active(i);
+            self.update_aabb(i, margin);
         }
     }
 
-    /// Takes slot `i` out of the simulation (it keeps its state).
+    /// Takes slot `i` out of the simulation (it keeps its state). A sleeping
+    /// body leaves its sleeping island; the rest stay asleep.
     pub fn remove(&mut self, i: usize) {
+        if self.is_sleeping(i) {
+            crate::sleep::leave_sleeping_island(self, i);
+        }
         self.flags[i] &= !flags::ADDED;
         swap_remove_listed(&mut self.added, &mut self.added_pos, i);
-        if self.active_pos[i] != NOT_LISTED {
-            swap_remove_listed(&mut self.active, &mut self.active_pos, i);
+        if self.is_active(i) {
+            self.make_inactive(i);
         }
-        self.gravity_scale[i] = 0.0;
-        self.move_scale[i] = 0.0;
         self.aabb_min.clear(i);
         self.aabb_max.clear(i);
+    }
+
+    /// Enters the active list: integrated, gravity applied (if dynamic).
+    pub fn make_active(&mut self, i: usize) {
+        self.active_pos[i] = self.active.len() as u32;
+        self.active.push(i as u32);
+        self.move_scale[i] = 1.0;
+        if self.motion(i) == MotionType::Dynamic {
+            self.gravity_scale[i] = self.gravity_factor[i];
+        }
+    }
+
+    /// Leaves the active list: the SIMD sweeps leave it alone.
+    pub fn make_inactive(&mut self, i: usize) {
+        swap_remove_listed(&mut self.active, &mut self.active_pos, i);
+        self.gravity_scale[i] = 0.0;
+        self.move_scale[i] = 0.0;
     }
 
     /// Resets every column of a freed slot to its neutral value.
@@ -467,7 +521,10 @@ impl Bodies {
         self.linear_damping.clear(i);
         self.angular_damping.clear(i);
         self.user_data.clear(i);
+        self.object_layer.clear(i);
         self.gravity_factor.clear(i);
+        self.sleep_timer.clear(i);
+        self.sleep_spheres.clear(i);
         self.shape[i] = PLACEHOLDER_SHAPE;
     }
 }

@@ -31,6 +31,16 @@ pub(crate) fn should_collide(a: MotionType, b: MotionType) -> bool {
     a == MotionType::Dynamic || b == MotionType::Dynamic
 }
 
+/// Whether the pair `(i, j)` is reported this step: it may collide, and at
+/// least one of the two is awake (sleeping–sleeping and sleeping–static
+/// pairs cost nothing; awake–sleeping pairs are reported so the awake body
+/// can wake the sleeping one).
+#[inline]
+pub(crate) fn reported(bodies: &Bodies, i: usize, j: usize) -> bool {
+    should_collide(bodies.motion(i), bodies.motion(j))
+        && (bodies.is_active(i) || bodies.is_active(j))
+}
+
 /// Outcome of one pair search.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct PairSearch {
@@ -65,7 +75,6 @@ pub(crate) fn find_pairs_brute_force(
         if !bodies.is_added(i) {
             continue;
         }
-        let mi = bodies.motion(i);
         let one = AabbRef {
             min: bodies.aabb_min.get(i),
             max: bodies.aabb_max.get(i),
@@ -79,7 +88,7 @@ pub(crate) fn find_pairs_brute_force(
             while mask != 0 {
                 let j = base + mask.trailing_zeros() as usize;
                 mask &= mask - 1;
-                if j >= high || !should_collide(mi, bodies.motion(j)) {
+                if j >= high || !reported(bodies, i, j) {
                     continue;
                 }
                 if pairs.len() < max_pairs {

@@ -9,6 +9,7 @@
 //! nearest to it in body A's frame within `contact_point_preserve_distance`
 //! (as Jolt matches points).
 
+use crate::body::Bodies;
 use crate::collide::MAX_POINTS;
 use crate::math::Vec3;
 use crate::narrowphase::Manifold;
@@ -25,12 +26,14 @@ struct CachedManifold {
 
 pub(crate) struct ContactCache {
     previous: Vec<CachedManifold>,
+    next: Vec<CachedManifold>,
 }
 
 impl ContactCache {
     pub fn new(max_contact_constraints: usize) -> Self {
         Self {
             previous: Vec::with_capacity(max_contact_constraints),
+            next: Vec::with_capacity(max_contact_constraints),
         }
     }
 
@@ -76,22 +79,46 @@ impl ContactCache {
         matched
     }
 
-    /// Replaces the cache with this step's solved manifolds.
-    pub fn store(&mut self, manifolds: &[Manifold]) {
-        self.previous.clear();
-        self.previous.extend(
-            manifolds
-                .iter()
-                .filter(|m| !m.sensor)
-                .map(|m| CachedManifold {
-                    key: m.pair.key(),
+    /// Replaces the cache with this step's solved manifolds, keeping last
+    /// step's entries whose pair is now asleep (a sleeping pair is not
+    /// re-detected, and its impulses must survive until it wakes). Both
+    /// lists are pair-sorted, so this is one merge walk.
+    pub fn store(&mut self, manifolds: &[Manifold], bodies: &Bodies) {
+        let cap = self.next.capacity();
+        self.next.clear();
+        let keep = |c: &CachedManifold| {
+            let (a, b) = ((c.key >> 32) as usize, c.key as u32 as usize);
+            (bodies.is_sleeping(a) || bodies.is_sleeping(b))
+                && !bodies.is_active(a)
+                && !bodies.is_active(b)
+        };
+        let mut j = 0;
+        for m in manifolds.iter().filter(|m| !m.sensor) {
+            let key = m.pair.key();
+            while j < self.previous.len() && self.previous[j].key <= key {
+                let old = self.previous[j];
+                if old.key < key && keep(&old) && self.next.len() < cap {
+                    self.next.push(old);
+                }
+                j += 1;
+            }
+            if self.next.len() < cap {
+                self.next.push(CachedManifold {
+                    key,
                     normal: m.normal,
                     count: m.count,
                     local_a: m.local_a,
                     normal_impulse: m.normal_impulse,
                     friction_impulse: m.friction_impulse,
-                }),
-        );
+                });
+            }
+        }
+        for old in &self.previous[j..] {
+            if keep(old) && self.next.len() < cap {
+                self.next.push(*old);
+            }
+        }
+        core::mem::swap(&mut self.previous, &mut self.next);
     }
 
     /// Forgets every cached manifold touching slot `body` (removed bodies:

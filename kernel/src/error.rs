@@ -20,6 +20,8 @@ pub enum PhysicsError {
     InvalidMass,
     /// Friction, restitution, damping or gravity factor out of range.
     InvalidMaterial,
+    /// An object layer at or above `MAX_OBJECT_LAYERS`.
+    InvalidLayer,
     /// The handle names no live body (never issued, freed, or from another
     /// system).
     InvalidBodyId,
@@ -49,6 +51,7 @@ impl fmt::Display for PhysicsError {
             Self::InvalidMaterial => {
                 "friction, restitution, damping or gravity factor out of range"
             }
+            Self::InvalidLayer => "object layer out of range",
             Self::InvalidBodyId => "unknown or stale body id",
             Self::BodyCapacityReached => "max_bodies reached",
             Self::BodyAlreadyAdded => "body is already added",

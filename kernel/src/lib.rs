@@ -25,16 +25,20 @@ mod collide;
 mod contact_cache;
 mod error;
 mod integrate;
+mod islands;
 mod math;
 mod narrowphase;
 mod pipeline;
 pub mod scenes;
 mod settings;
 mod shape;
+mod sleep;
 mod solver;
 mod system;
 
-pub use body::{BodyCreationSettings, BodyId, MassSpec, MotionType, ROTATION_NORM_TOLERANCE};
+pub use body::{
+    BodyCreationSettings, BodyId, MassSpec, MotionType, MAX_OBJECT_LAYERS, ROTATION_NORM_TOLERANCE,
+};
 pub use error::{PhysicsError, Result};
 pub use math::{Mat3, Quat, Vec3};
 pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};

@@ -1,10 +1,26 @@
-//! The step: the phases of `../shared/DESIGN.md`'s step list, in order, each
-//! timed into [`StepStats`]. Islands, the splitter and sleeping slot in
-//! between these phases as they land.
+//! The step: the phases of `shared/DESIGN.md`'s step list, in order, each
+//! timed into [`StepStats`]:
+//!
+//! 1. early out when nothing is awake (or `dt <= 0`)
+//! 2. broad phase: candidate pairs; awake bodies touching sleeping ones wake
+//!    their whole island (repeated until nothing more wakes)
+//! 3. apply gravity, forces and damping to the awake bodies
+//! 4. narrow phase: contact manifolds
+//! 5. islands: link contacts, number and sort islands biggest first
+//! 6. solver setup and warm start, island by island
+//! 7. velocity iterations
+//! 8. integrate positions
+//! 9. position iterations
+//! 10. sleep test (last collision step only): whole islands go to sleep
+//! 11. bounds and contact cache for the next step
 
+use crate::body::{Bodies, MotionType};
 use crate::broadphase::find_pairs_brute_force;
+use crate::collide::{collide, Placed};
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
+use crate::narrowphase::Manifold;
+use crate::sleep::{can_wake_others, put_island_to_sleep, update_sleep_state, wake_island};
 use crate::system::PhysicsSystem;
 use std::time::{Duration, Instant};
 
@@ -35,39 +51,68 @@ impl UpdateWarnings {
 /// Wall-clock time of each phase, summed over the collision steps.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct PhaseTimes {
-    pub apply_forces: Duration,
+    /// Pair search plus waking sleeping islands touched by awake bodies.
     pub broad_phase: Duration,
+    pub apply_forces: Duration,
     pub narrow_phase: Duration,
+    pub islands: Duration,
     pub setup: Duration,
     pub velocity_solve: Duration,
     pub integrate: Duration,
     pub position_solve: Duration,
+    pub sleep: Duration,
     pub update_bounds: Duration,
 }
 
 impl PhaseTimes {
     /// `(name, time)` of every phase, in step order.
-    pub fn named(&self) -> [(&'static str, Duration); 8] {
+    pub fn named(&self) -> [(&'static str, Duration); 10] {
         [
-            ("apply_forces", self.apply_forces),
             ("broad_phase", self.broad_phase),
+            ("apply_forces", self.apply_forces),
             ("narrow_phase", self.narrow_phase),
+            ("islands", self.islands),
             ("setup", self.setup),
             ("velocity_solve", self.velocity_solve),
             ("integrate", self.integrate),
             ("position_solve", self.position_solve),
+            ("sleep", self.sleep),
             ("update_bounds", self.update_bounds),
         ]
     }
+
+    /// Adds another step's times.
+    pub fn accumulate(&mut self, other: &PhaseTimes) {
+        self.broad_phase += other.broad_phase;
+        self.apply_forces += other.apply_forces;
+        self.narrow_phase += other.narrow_phase;
+        self.islands += other.islands;
+        self.setup += other.setup;
+        self.velocity_solve += other.velocity_solve;
+        self.integrate += other.integrate;
+        self.position_solve += other.position_solve;
+        self.sleep += other.sleep;
+        self.update_bounds += other.update_bounds;
+    }
 }
 
-/// What one `update` did. Counts are those of the last collision step;
-/// times and drops are summed over all of them.
+/// What one `update` did. Counts are those of the last collision step (and
+/// of the world after it); times, drops and sleep transitions are summed
+/// over all of them.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct StepStats {
     pub times: PhaseTimes,
     pub total: Duration,
+    /// Awake non-static bodies after the step.
     pub active_bodies: u32,
+    /// Awake islands this step.
+    pub islands: u32,
+    /// Sleeping islands after the step.
+    pub sleeping_islands: u32,
+    pub bodies_put_to_sleep: u32,
+    /// Bodies woken during the step by awake bodies touching them (calls
+    /// such as `add_impulse` wake bodies between steps and are not counted).
+    pub bodies_woken: u32,
     pub body_pairs: u32,
     /// Touching manifolds (including sensor ones).
     pub manifolds: u32,
@@ -79,6 +124,13 @@ pub struct StepStats {
     pub body_pairs_dropped: u32,
     pub manifolds_dropped: u32,
     pub warnings: UpdateWarnings,
+}
+
+impl StepStats {
+    /// Awake plus sleeping islands.
+    pub fn total_islands(&self) -> u32 {
+        self.islands + self.sleeping_islands
+    }
 }
 
 /// Runs `f`, adding its wall time to `slot`.
@@ -93,41 +145,56 @@ fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
 impl PhysicsSystem {
     /// Advances the world by `dt` seconds in `collision_steps` equal sub-steps.
     ///
-    /// `dt <= 0` or a world without moving bodies does nothing but report.
+    /// `dt <= 0` or a world without awake bodies does nothing but report.
     /// A non-finite `dt` or `collision_steps == 0` is refused.
     pub fn update(&mut self, dt: f32, collision_steps: u32) -> Result<StepStats> {
         if !dt.is_finite() || collision_steps == 0 {
             return Err(PhysicsError::InvalidTimeStep);
         }
         let t0 = Instant::now();
-        let mut stats = StepStats {
-            active_bodies: self.bodies.active.len() as u32,
-            ..StepStats::default()
-        };
-        if dt <= 0.0 || self.bodies.active.is_empty() {
-            stats.total = t0.elapsed();
-            self.last_stats = stats;
-            return Ok(stats);
+        let mut stats = StepStats::default();
+        if dt > 0.0 && !self.bodies.active.is_empty() {
+            let sub_dt = dt / collision_steps as f32;
+            for step in 0..collision_steps {
+                let last = step + 1 == collision_steps;
+                self.collision_step(sub_dt, last.then_some(dt), &mut stats);
+            }
+        } else {
+            // Nothing simulated: no contacts this step (the cache keeps the
+            // sleeping ones for when they wake).
+            self.pairs.clear();
+            self.narrow.manifolds.clear();
         }
-        let sub_dt = dt / collision_steps as f32;
-        for _ in 0..collision_steps {
-            self.collision_step(sub_dt, &mut stats);
-        }
+        stats.active_bodies = self.bodies.active.len() as u32;
+        stats.sleeping_islands = self.bodies.sleeping_islands as u32;
         stats.total = t0.elapsed();
         self.last_stats = stats;
+        debug_assert_eq!(self.check_sleep_invariants(), Ok(()));
         Ok(stats)
     }
 
-    fn collision_step(&mut self, dt: f32, stats: &mut StepStats) {
+    /// One collision step of `dt`; `sleep_dt` is the whole update's `dt` on
+    /// the last collision step (the only one that runs the sleep test).
+    fn collision_step(&mut self, dt: f32, sleep_dt: Option<f32>, stats: &mut StepStats) {
         let s = self.settings;
         let times = &mut stats.times;
         let bodies = &mut self.bodies;
+        let max_pairs = self.capacities.max_body_pairs;
+
+        let (search, woken) = timed(&mut times.broad_phase, || {
+            let mut woken = 0;
+            loop {
+                let search = find_pairs_brute_force(bodies, &mut self.pairs, max_pairs);
+                let now = wake_touched(bodies, &mut self.pairs, s.speculative_contact_distance);
+                woken += now;
+                if now == 0 {
+                    break (search, woken);
+                }
+            }
+        });
+        stats.bodies_woken += woken;
 
         timed(&mut times.apply_forces, || apply_forces(bodies, &s, dt));
-
-        let search = timed(&mut times.broad_phase, || {
-            find_pairs_brute_force(bodies, &mut self.pairs, self.capacities.max_body_pairs)
-        });
 
         let narrow = timed(&mut times.narrow_phase, || {
             self.narrow
@@ -135,13 +202,18 @@ impl PhysicsSystem {
         });
         let manifolds = &mut self.narrow.manifolds;
 
+        let islands = &mut self.islands;
+        timed(&mut times.islands, || {
+            build_islands(islands, bodies, manifolds)
+        });
+
         let warm = timed(&mut times.setup, || {
             let warm = self.cache.warm_start(
                 manifolds,
                 s.contact_point_preserve_distance,
                 s.contact_normal_preserve_cos,
             );
-            self.solver.setup(bodies, manifolds, &s, dt);
+            self.solver.setup(bodies, manifolds, islands, &s, dt);
             warm
         });
 
@@ -156,11 +228,19 @@ impl PhysicsSystem {
             self.solver.solve_positions(bodies, manifolds, &s)
         });
 
+        if let Some(sleep_dt) = sleep_dt {
+            let slept = timed(&mut times.sleep, || {
+                sleep_islands(bodies, islands, &mut self.sleep_scratch, &s, sleep_dt)
+            });
+            stats.bodies_put_to_sleep += slept;
+        }
+
         timed(&mut times.update_bounds, || {
             update_bounds(bodies, s.speculative_contact_distance);
-            self.cache.store(manifolds);
+            self.cache.store(manifolds, bodies);
         });
 
+        stats.islands = islands.num_islands() as u32;
         stats.body_pairs = self.pairs.len() as u32;
         stats.manifolds = manifolds.len() as u32;
         stats.contact_points = manifolds.iter().map(|m| m.count).sum();
@@ -175,6 +255,138 @@ impl PhysicsSystem {
             stats
                 .warnings
                 .insert(UpdateWarnings::CONTACT_CONSTRAINTS_FULL);
+        }
+    }
+}
+
+/// Wakes the sleeping island of every sleeping body that an awake body (or
+/// a moving kinematic one) touches within the speculative distance, then
+/// drops the pairs that still involve a sleeping body (they have nothing to
+/// solve). Returns how many bodies woke; the caller searches pairs again if
+/// any did, since the woken bodies' pairs with each other were skipped as
+/// sleeping–sleeping.
+fn wake_touched(
+    bodies: &mut Bodies,
+    pairs: &mut Vec<crate::broadphase::BodyPair>,
+    max_separation: f32,
+) -> u32 {
+    let mut woken = 0;
+    for p in pairs.iter() {
+        let (a, b) = (p.a as usize, p.b as usize);
+        let (sleeper, other) = match (bodies.is_sleeping(a), bodies.is_sleeping(b)) {
+            (true, false) => (a, b),
+            (false, true) => (b, a),
+            _ => continue,
+        };
+        if !can_wake_others(bodies, other) {
+            continue;
+        }
+        let placed = |i: usize| Placed {
+            shape: bodies.shape[i],
+            pos: bodies.pos(i),
+            rot: bodies.rot(i),
+        };
+        if collide(&placed(a), &placed(b), max_separation).is_some() {
+            woken += wake_island(bodies, sleeper);
+        }
+    }
+    if woken == 0 {
+        pairs.retain(|p| !bodies.is_sleeping(p.a as usize) && !bodies.is_sleeping(p.b as usize));
+    }
+    woken
+}
+
+/// Links every solvable contact between two awake dynamic bodies and
+/// finalizes the islands.
+fn build_islands(
+    islands: &mut crate::islands::IslandBuilder,
+    bodies: &Bodies,
+    manifolds: &[Manifold],
+) {
+    islands.init(
+        bodies
+            .active
+            .iter()
+            .map(|&i| bodies.motion(i as usize) == MotionType::Dynamic),
+    );
+    let node = |i: u32| -> Option<u32> {
+        let i = i as usize;
+        (bodies.motion(i) == MotionType::Dynamic && bodies.is_active(i))
+            .then(|| bodies.active_pos[i])
+    };
+    for m in manifolds.iter().filter(|m| !m.sensor) {
+        if let (Some(a), Some(b)) = (node(m.pair.a), node(m.pair.b)) {
+            islands.link(a, b);
+        }
+    }
+    islands.finalize(
+        manifolds.len(),
+        |k| {
+            let m = &manifolds[k];
+            if m.sensor {
+                return None;
+            }
+            node(m.pair.a).or_else(|| node(m.pair.b))
+        },
+        |i| bodies.active[i as usize],
+    );
+}
+
+/// The sleep test: every body of every island updates its test, and islands
+/// whose bodies can all sleep go to sleep together. Returns how many bodies
+/// went to sleep.
+fn sleep_islands(
+    bodies: &mut Bodies,
+    islands: &crate::islands::IslandBuilder,
+    scratch: &mut SleepScratch,
+    s: &crate::settings::PhysicsSettings,
+    dt: f32,
+) -> u32 {
+    let max_movement = s.point_velocity_sleep_threshold * s.time_before_sleep;
+    scratch.slots.clear();
+    scratch.ends.clear();
+    for island in 0..islands.num_islands() {
+        let mut all = s.allow_sleeping;
+        for &ai in islands.bodies_in_island(island) {
+            let i = bodies.active[ai as usize] as usize;
+            // Every body updates its test, even once the island is known to
+            // stay awake (Jolt's bitwise AND), so timers are never stale.
+            let can = update_sleep_state(bodies, i, dt, max_movement, s.time_before_sleep);
+            let allowed =
+                bodies.flags[i] & crate::body::flags::ALLOW_SLEEPING != 0 && !bodies.is_sensor(i);
+            all &= can && allowed;
+        }
+        if all {
+            scratch.slots.extend(
+                islands
+                    .bodies_in_island(island)
+                    .iter()
+                    .map(|&ai| bodies.active[ai as usize]),
+            );
+            scratch.ends.push(scratch.slots.len() as u32);
+        }
+    }
+    // Active indices shift as bodies leave the active list, so the islands
+    // were copied out as slots above before any body is deactivated.
+    let mut start = 0;
+    for &end in &scratch.ends {
+        put_island_to_sleep(bodies, &scratch.slots[start..end as usize]);
+        start = end as usize;
+    }
+    scratch.slots.len() as u32
+}
+
+/// Preallocated buffers of the sleep test.
+pub(crate) struct SleepScratch {
+    slots: Vec<u32>,
+    ends: Vec<u32>,
+}
+
+impl SleepScratch {
+    pub fn new(max_bodies: usize) -> Self {
+        Self {
+            slots: Vec::with_capacity(max_bodies),
+            ends: Vec::with_capacity(max_bodies),
         }
     }
 }

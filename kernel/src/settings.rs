@@ -70,6 +70,14 @@ pub struct PhysicsSettings {
     pub contact_point_preserve_distance: f32,
     /// ... and if the normal turned less than this (cosine).
     pub contact_normal_preserve_cos: f32,
+    /// Global switch: no island ever sleeps when false.
+    pub allow_sleeping: bool,
+    /// A body must be still this long (s) before its island may sleep.
+    pub time_before_sleep: f32,
+    /// "Still" means each of the body's three sleep test points stayed
+    /// within a sphere of radius `point_velocity_sleep_threshold ×
+    /// time_before_sleep` (m/s × s).
+    pub point_velocity_sleep_threshold: f32,
 }
 
 impl Default for PhysicsSettings {
@@ -90,6 +98,9 @@ impl Default for PhysicsSettings {
             contact_point_preserve_distance: 0.01,
             // cos(5°), Jolt's mBodyPairCacheCosMaxDeltaRotation
             contact_normal_preserve_cos: 0.996_194_7,
+            allow_sleeping: true,
+            time_before_sleep: 0.5,
+            point_velocity_sleep_threshold: 0.03,
         }
     }
 }
@@ -111,7 +122,9 @@ impl PhysicsSettings {
             && self.max_angular_velocity > 0.0
             && finite_nonneg(self.min_velocity_for_restitution)
             && finite_nonneg(self.contact_point_preserve_distance)
-            && (-1.0..=1.0).contains(&self.contact_normal_preserve_cos);
+            && (-1.0..=1.0).contains(&self.contact_normal_preserve_cos)
+            && finite_nonneg(self.time_before_sleep)
+            && finite_nonneg(self.point_velocity_sleep_threshold);
         ok.then_some(()).ok_or(PhysicsError::InvalidSettings)
     }
 }

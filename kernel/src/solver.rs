@@ -25,6 +25,7 @@
 
 use crate::body::{Bodies, MotionType};
 use crate::collide::MAX_POINTS;
+use crate::islands::IslandBuilder;
 use crate::math::{perpendicular, Mat3, Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
@@ -147,7 +148,10 @@ const BLOCK_TARGET_FIT: f32 = 1e-4;
 
 /// Preallocated solver state.
 pub(crate) struct ContactSolver {
+    /// Constraints grouped by island, islands biggest first.
     constraints: Vec<ContactConstraint>,
+    /// `constraints[start..end]` of each island.
+    island_ranges: Vec<(u32, u32)>,
     lin: Vec<Vec3>,
     ang: Vec<Vec3>,
 }
@@ -156,41 +160,48 @@ impl ContactSolver {
     pub fn new(max_bodies: usize, max_contact_constraints: usize) -> Self {
         Self {
             constraints: Vec::with_capacity(max_contact_constraints),
+            island_ranges: Vec::with_capacity(max_bodies),
             lin: vec![Vec3::ZERO; max_bodies],
             ang: vec![Vec3::ZERO; max_bodies],
         }
     }
 
-    /// Builds constraints for the non-sensor manifolds and warm-starts them.
+    /// Builds the constraints of every island's contacts, island by island
+    /// (biggest first), and warm-starts them.
     pub fn setup(
         &mut self,
         bodies: &Bodies,
         manifolds: &[Manifold],
+        islands: &IslandBuilder,
         settings: &PhysicsSettings,
         dt: f32,
     ) {
         self.constraints.clear();
+        self.island_ranges.clear();
         for &i in &bodies.active {
             let i = i as usize;
             self.lin[i] = bodies.lin_vel(i);
             self.ang[i] = bodies.ang_vel(i);
         }
-        for (mi, m) in manifolds.iter().enumerate() {
-            if m.sensor {
-                continue;
-            }
-            let (a, b) = (m.pair.a as usize, m.pair.b as usize);
-            // Static bodies are not in the active list: give them their
-            // (zero) velocity here so a reused slot never leaks a stale one.
-            for i in [a, b] {
-                if bodies.motion(i) == MotionType::Static {
-                    self.lin[i] = Vec3::ZERO;
-                    self.ang[i] = Vec3::ZERO;
+        for island in 0..islands.num_islands() {
+            let start = self.constraints.len() as u32;
+            for &mi in islands.contacts_in_island(island) {
+                let m = &manifolds[mi as usize];
+                let (a, b) = (m.pair.a as usize, m.pair.b as usize);
+                // Static bodies are not in the active list: give them their
+                // (zero) velocity here so a reused slot never leaks a stale one.
+                for i in [a, b] {
+                    if bodies.motion(i) == MotionType::Static {
+                        self.lin[i] = Vec3::ZERO;
+                        self.ang[i] = Vec3::ZERO;
+                    }
                 }
+                let c = self.build_constraint(bodies, m, mi as usize, settings, dt);
+                self.warm_start(&c);
+                self.constraints.push(c);
             }
-            let c = self.build_constraint(bodies, m, mi, settings, dt);
-            self.warm_start(&c);
-            self.constraints.push(c);
+            self.island_ranges
+                .push((start, self.constraints.len() as u32));
         }
     }
 
@@ -340,14 +351,21 @@ impl ContactSolver {
         self.ang[b] += row.inv_i_rb_x * lambda;
     }
 
+    /// `iterations` Gauss–Seidel passes, island by island (islands share no
+    /// dynamic body, so each is solved to the end before the next starts).
     pub fn solve_velocities(&mut self, iterations: u32) {
         let mut constraints = core::mem::take(&mut self.constraints);
-        for _ in 0..iterations {
-            for c in constraints.iter_mut() {
-                self.solve_constraint(c);
+        let ranges = core::mem::take(&mut self.island_ranges);
+        for &(start, end) in &ranges {
+            let island = &mut constraints[start as usize..end as usize];
+            for _ in 0..iterations {
+                for c in island.iter_mut() {
+                    self.solve_constraint(c);
+                }
             }
         }
         self.constraints = constraints;
+        self.island_ranges = ranges;
     }
 
     fn solve_constraint(&mut self, c: &mut ContactConstraint) {
@@ -470,11 +488,14 @@ impl ContactSolver {
         manifolds: &[Manifold],
         settings: &PhysicsSettings,
     ) {
-        for _ in 0..settings.position_iterations {
-            for c in &self.constraints {
-                let m = &manifolds[c.manifold as usize];
-                for k in 0..c.count as usize {
-                    solve_position_point(bodies, c, m, k, settings);
+        for &(start, end) in &self.island_ranges {
+            let island = &self.constraints[start as usize..end as usize];
+            for _ in 0..settings.position_iterations {
+                for c in island {
+                    let m = &manifolds[c.manifold as usize];
+                    for k in 0..c.count as usize {
+                        solve_position_point(bodies, c, m, k, settings);
+                    }
                 }
             }
         }

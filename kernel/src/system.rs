@@ -9,11 +9,13 @@ use crate::body::{
 use crate::broadphase::BodyPair;
 use crate::contact_cache::ContactCache;
 use crate::error::{PhysicsError, Result};
+use crate::islands::IslandBuilder;
 use crate::math::{Quat, Vec3};
 use crate::narrowphase::NarrowPhase;
-use crate::pipeline::StepStats;
+use crate::pipeline::{SleepScratch, StepStats};
 use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
+use crate::sleep::{put_island_to_sleep, reset_sleep_test, wake_island};
 use crate::solver::ContactSolver;
 
 /// The simulated world.
@@ -25,6 +27,8 @@ pub struct PhysicsSystem {
     pub(crate) narrow: NarrowPhase,
     pub(crate) cache: ContactCache,
     pub(crate) solver: ContactSolver,
+    pub(crate) islands: IslandBuilder,
+    pub(crate) sleep_scratch: SleepScratch,
     pub(crate) last_stats: StepStats,
 }
 
@@ -81,6 +85,8 @@ impl PhysicsSystem {
             ),
             cache: ContactCache::new(capacities.max_contact_constraints),
             solver: ContactSolver::new(capacities.max_bodies, capacities.max_contact_constraints),
+            islands: IslandBuilder::new(capacities.max_bodies, capacities.max_contact_constraints),
+            sleep_scratch: SleepScratch::new(capacities.max_bodies),
             last_stats: StepStats::default(),
         })
     }
@@ -289,18 +295,37 @@ impl PhysicsSystem {
         }
     }
 
-    /// Sets the linear velocity of a dynamic or kinematic body.
+    /// Activation by a user call (Jolt's `ActivateBody`): a sleeping body
+    /// wakes with its whole island; an awake one restarts its sleep timer,
+    /// so it cannot nap in the very next step.
+    fn activate_slot(&mut self, i: usize) {
+        if self.bodies.is_sleeping(i) {
+            wake_island(&mut self.bodies, i);
+        } else if self.bodies.is_active(i) {
+            reset_sleep_test(&mut self.bodies, i);
+        }
+    }
+
+    /// Sets the linear velocity of a dynamic or kinematic body; a non-zero
+    /// velocity wakes it.
     pub fn set_linear_velocity(&mut self, id: BodyId, v: Vec3) -> Result<()> {
         let i = self.moving(id)?;
         let v = checked_velocity(v)?;
+        if v != Vec3::ZERO {
+            self.activate_slot(i);
+        }
         self.bodies.linear_velocity.set(i, v.to_array());
         Ok(())
     }
 
-    /// Sets the angular velocity of a dynamic or kinematic body.
+    /// Sets the angular velocity of a dynamic or kinematic body; a non-zero
+    /// velocity wakes it.
     pub fn set_angular_velocity(&mut self, id: BodyId, w: Vec3) -> Result<()> {
         let i = self.moving(id)?;
         let w = checked_velocity(w)?;
+        if w != Vec3::ZERO {
+            self.activate_slot(i);
+        }
         self.bodies.angular_velocity.set(i, w.to_array());
         Ok(())
     }
@@ -313,6 +338,7 @@ impl PhysicsSystem {
             return Err(PhysicsError::InvalidForce);
         }
         self.bodies.force[i] = total.to_array();
+        self.activate_slot(i);
         Ok(())
     }
 
@@ -324,6 +350,7 @@ impl PhysicsSystem {
             return Err(PhysicsError::InvalidForce);
         }
         self.bodies.torque[i] = total.to_array();
+        self.activate_slot(i);
         Ok(())
     }
 
@@ -349,6 +376,7 @@ impl PhysicsSystem {
         if !v.is_finite() || !w.is_finite() {
             return Err(PhysicsError::InvalidForce);
         }
+        self.activate_slot(i);
         self.bodies.linear_velocity.set(i, v.to_array());
         self.bodies.angular_velocity.set(i, w.to_array());
         Ok(())
@@ -361,6 +389,7 @@ impl PhysicsSystem {
         if !impulse.is_finite() || !w.is_finite() {
             return Err(PhysicsError::InvalidForce);
         }
+        self.activate_slot(i);
         self.bodies.angular_velocity.set(i, w.to_array());
         Ok(())
     }
@@ -394,6 +423,129 @@ impl PhysicsSystem {
         let w = checked_velocity(w)?;
         self.bodies.linear_velocity.set(i, v.to_array());
         self.bodies.angular_velocity.set(i, w.to_array());
+        Ok(())
+    }
+
+    // ---- sleeping ----
+
+    /// Whether the body is awake and simulated (added, non-static, not
+    /// sleeping).
+    pub fn is_active(&self, id: BodyId) -> Result<bool> {
+        self.bodies.check(id).map(|i| self.bodies.is_active(i))
+    }
+
+    /// Whether the body is asleep.
+    pub fn is_sleeping(&self, id: BodyId) -> Result<bool> {
+        self.bodies.check(id).map(|i| self.bodies.is_sleeping(i))
+    }
+
+    /// Wakes a sleeping body together with its whole sleeping island, or
+    /// restarts an awake body's sleep timer.
+    pub fn activate_body(&mut self, id: BodyId) -> Result<()> {
+        let i = self.moving(id)?;
+        if !self.bodies.is_added(i) {
+            return Err(PhysicsError::BodyNotAdded);
+        }
+        self.activate_slot(i);
+        Ok(())
+    }
+
+    /// Puts one awake dynamic body to sleep now, as an island of its own
+    /// (velocities become zero). If an awake body touches it, it wakes again
+    /// in the next step.
+    pub fn deactivate_body(&mut self, id: BodyId) -> Result<()> {
+        let i = self.dynamic(id)?;
+        if !self.bodies.is_added(i) {
+            return Err(PhysicsError::BodyNotAdded);
+        }
+        if self.bodies.is_active(i) {
+            put_island_to_sleep(&mut self.bodies, &[i as u32]);
+            self.cache.forget_body(i as u32);
+        }
+        Ok(())
+    }
+
+    /// Wakes every sleeping island that has a body whose world AABB overlaps
+    /// `[min, max]` and whose object layer is in `layer_mask` (bit `l` for
+    /// layer `l`), e.g. around an explosion. Returns how many bodies woke.
+    pub fn activate_bodies_in_aabb(
+        &mut self,
+        min: Vec3,
+        max: Vec3,
+        layer_mask: u32,
+    ) -> Result<usize> {
+        let min = checked_position(min)?;
+        let max = checked_position(max)?;
+        let mut woken = 0;
+        for k in 0..self.bodies.added.len() {
+            let i = self.bodies.added[k] as usize;
+            if !self.bodies.is_sleeping(i)
+                || layer_mask & (1u32 << self.bodies.object_layer[i]) == 0
+            {
+                continue;
+            }
+            let lo = Vec3::from_array(self.bodies.aabb_min.get(i));
+            let hi = Vec3::from_array(self.bodies.aabb_max.get(i));
+            if lo.cmple(max).all() && hi.cmpge(min).all() {
+                woken += wake_island(&mut self.bodies, i) as usize;
+            }
+        }
+        Ok(woken)
+    }
+
+    /// Checks the sleeping invariants: no sleeping body moves, every sleeping
+    /// island is asleep as a whole (its ring holds only sleeping bodies), no
+    /// contact of the last step joins an awake dynamic body to a sleeping one
+    /// (which would be a half-asleep island), and the ring count matches.
+    /// `update` asserts this in debug builds; tests call it too.
+    pub fn check_sleep_invariants(&self) -> core::result::Result<(), String> {
+        let b = &self.bodies;
+        let mut rings = 0usize;
+        for &i in &b.added {
+            let i = i as usize;
+            if !b.is_sleeping(i) {
+                continue;
+            }
+            if b.lin_vel(i) != Vec3::ZERO || b.ang_vel(i) != Vec3::ZERO {
+                return Err(format!("sleeping body {i} has non-zero velocity"));
+            }
+            if b.is_active(i) {
+                return Err(format!("sleeping body {i} is in the active list"));
+            }
+            // walk the ring; count each ring once, at its lowest slot
+            let mut k = b.sleep_next[i] as usize;
+            let mut lowest = i;
+            let mut steps = 0;
+            while k != i {
+                if !b.is_sleeping(k) {
+                    return Err(format!("body {k} is awake in the sleeping island of {i}"));
+                }
+                lowest = lowest.min(k);
+                k = b.sleep_next[k] as usize;
+                steps += 1;
+                if steps > b.added.len() {
+                    return Err(format!("the sleeping ring of {i} does not close"));
+                }
+            }
+            if lowest == i {
+                rings += 1;
+            }
+        }
+        if rings != b.sleeping_islands {
+            return Err(format!(
+                "{rings} sleeping rings, {} counted",
+                b.sleeping_islands
+            ));
+        }
+        let awake_dynamic = |i: usize| b.is_active(i) && b.motion(i) == MotionType::Dynamic;
+        for m in self.narrow.manifolds.iter().filter(|m| !m.sensor) {
+            let (x, y) = (m.pair.a as usize, m.pair.b as usize);
+            if (b.is_sleeping(x) && awake_dynamic(y)) || (b.is_sleeping(y) && awake_dynamic(x)) {
+                return Err(format!(
+                    "contact {x}-{y} joins an awake body to a sleeping one"
+                ));
+            }
+        }
         Ok(())
     }
 

@@ -35,8 +35,11 @@ fn free_fall_matches_the_integrators_closed_form() {
 fn resting_box_impulse_is_m_g_dt_and_it_does_not_drift() {
     let mut w = world(PhysicsSettings::default());
     let floor = add_floor(&mut w);
+    // sleeping off: the test reads the contact impulses of every step
     let id = w
-        .create_and_add_body(&scenes::cube(0.5, Vec3::new(0.0, 0.5, 0.0)))
+        .create_and_add_body(
+            &scenes::cube(0.5, Vec3::new(0.0, 0.5, 0.0)).with_allow_sleeping(false),
+        )
         .unwrap();
     let mass = w.mass(id).unwrap();
     step(&mut w, 60);
@@ -178,7 +181,7 @@ fn sliding_box_stops_where_friction_says() {
 fn ten_cube_tower_stands_for_20_seconds() {
     let mut w = world(PhysicsSettings::default());
     add_floor(&mut w);
-    let ids: Vec<BodyId> = scenes::tower(0.0, 0.0, 10)
+    let ids: Vec<BodyId> = scenes::tower(0.0, 0.0, 10, scenes::TOWER_GAP)
         .iter()
         .map(|b| {
             w.create_and_add_body(&b.with_allow_sleeping(false))

@@ -81,21 +81,7 @@ fn main() {
             let stats = world.update(scenes::DT, 1).expect("valid step");
             total += t0.elapsed();
             if run == args.runs - 1 {
-                for (acc, (_, t)) in [
-                    &mut phases.apply_forces,
-                    &mut phases.broad_phase,
-                    &mut phases.narrow_phase,
-                    &mut phases.setup,
-                    &mut phases.velocity_solve,
-                    &mut phases.integrate,
-                    &mut phases.position_solve,
-                    &mut phases.update_bounds,
-                ]
-                .into_iter()
-                .zip(stats.times.named())
-                {
-                    *acc += t;
-                }
+                phases.accumulate(&stats.times);
                 last = Some(stats);
             }
             if step % 100 == 0 {
@@ -129,8 +115,10 @@ fn main() {
         per_run[per_run.len() - 1]
     );
     println!(
-        "active bodies {}, body pairs {}, manifolds {}, contact points {}, dropped pairs/manifolds {}/{}",
+        "active bodies {}, islands awake/total {}/{}, body pairs {}, manifolds {}, contact points {}, dropped pairs/manifolds {}/{}",
         stats.active_bodies,
+        stats.islands,
+        stats.total_islands(),
         stats.body_pairs,
         stats.manifolds,
         stats.contact_points,

@@ -1,0 +1,503 @@
+//! Islands: connected components of the contact graph over the awake
+//! dynamic bodies, rebuilt from scratch every step (Jolt's `IslandBuilder`).
+//!
+//! 1. [`IslandBuilder::init`]: one `AtomicU32` link per active body, each
+//!    pointing at itself.
+//! 2. [`IslandBuilder::link`]: lock-free union: find the lowest root of each
+//!    chain, point the higher root at the lower with `compare_exchange_weak`
+//!    (retry if another thread re-parented it first), then pull both bodies'
+//!    links down with `fetch_min`. Links only ever point to lower indices, so
+//!    chains cannot cycle, and every island's root is its lowest index, so
+//!    the result does not depend on the order (or threads) of the calls.
+//! 3. [`IslandBuilder::finalize`]: number the islands (a self-linked body
+//!    starts one), gather each island's bodies and contacts into contiguous
+//!    ranges, and sort islands biggest first (contacts + constraints), ties
+//!    broken by their lowest body slot, so the biggest job starts first.
+//!
+//! Only awake dynamic bodies are nodes: static, kinematic and sleeping bodies
+//! never join an island (a box on the floor does not join the floor's
+//! island), and sensors never link.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Island id of a body that is in no island (kinematic).
+pub(crate) const NO_ISLAND: u32 = u32::MAX;
+
+pub(crate) struct IslandBuilder {
+    /// Per active index: a lower (or equal) active index in the same island.
+    link_to: Vec<AtomicU32>,
+    num_active: usize,
+    /// Per active index: whether it is an island node (awake dynamic).
+    is_node: Vec<bool>,
+    // ---- finalize output ----
+    /// Per active index: its island (after sorting), or `NO_ISLAND`.
+    body_island: Vec<u32>,
+    /// Active indices grouped by island; island `i` owns
+    /// `bodies[body_start[i]..body_start[i + 1]]`, ascending within it.
+    bodies: Vec<u32>,
+    body_start: Vec<u32>,
+    /// Contact (manifold) indices grouped by island, in manifold order
+    /// within an island; island `i` owns `contacts[contact_start[i]..contact_start[i + 1]]`.
+    contacts: Vec<u32>,
+    contact_start: Vec<u32>,
+    num_islands: usize,
+    // scratch for finalize (preallocated)
+    unsorted_island: Vec<u32>,
+    island_size: Vec<u32>,
+    island_min_slot: Vec<u32>,
+    order: Vec<u32>,
+    rank: Vec<u32>,
+    cursor: Vec<u32>,
+}
+
+impl IslandBuilder {
+    pub fn new(max_bodies: usize, max_contacts: usize) -> Self {
+        Self {
+            link_to: (0..max_bodies).map(|_| AtomicU32::new(0)).collect(),
+            num_active: 0,
+            is_node: vec![false; max_bodies],
+            body_island: vec![NO_ISLAND; max_bodies],
+            bodies: Vec::with_capacity(max_bodies),
+            body_start: Vec::with_capacity(max_bodies + 1),
+            contacts: Vec::with_capacity(max_contacts),
+            contact_start: Vec::with_capacity(max_bodies + 1),
+            num_islands: 0,
+            unsorted_island: vec![NO_ISLAND; max_bodies],
+            island_size: Vec::with_capacity(max_bodies),
+            island_min_slot: Vec::with_capacity(max_bodies),
+            order: Vec::with_capacity(max_bodies),
+            rank: Vec::with_capacity(max_bodies),
+            cursor: Vec::with_capacity(max_bodies + 1),
+        }
+    }
+
+    /// Starts a build over `is_node.len()` active bodies; `is_node[i]` says
+    /// whether active body `i` may join an island.
+    pub fn init(&mut self, is_node: impl ExactSizeIterator<Item = bool>) {
+        self.num_active = is_node.len();
+        for (i, node) in is_node.enumerate() {
+            self.link_to[i].store(i as u32, Ordering::Relaxed);
+            self.is_node[i] = node;
+        }
+        self.num_islands = 0;
+    }
+
+    /// Follows the chain from `i` to its current root (a self-linked index).
+    fn lowest(&self, mut i: u32) -> u32 {
+        loop {
+            let next = self.link_to[i as usize].load(Ordering::Relaxed);
+            if next == i {
+                return i;
+            }
+            i = next;
+        }
+    }
+
+    /// Puts active bodies `a` and `b` in the same island. Safe to call from
+    /// many threads at once (`&self`); ignores non-nodes.
+    pub fn link(&self, a: u32, b: u32) {
+        if a == b || !self.is_node[a as usize] || !self.is_node[b as usize] {
+            return;
+        }
+        let (mut ra, mut rb) = (a, b);
+        loop {
+            ra = self.lowest(ra);
+            rb = self.lowest(rb);
+            if ra != rb {
+                // Always point the higher root at the lower. The higher one
+                // must still be a root; if another thread re-parented it,
+                // start again from where it points now.
+                let (hi, lo) = if ra > rb { (ra, rb) } else { (rb, ra) };
+                if self.link_to[hi as usize]
+                    .compare_exchange_weak(hi, lo, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+            }
+            let lowest = ra.min(rb);
+            // Path compression: both bodies now point (at most) at the root.
+            self.link_to[a as usize].fetch_min(lowest, Ordering::Relaxed);
+            self.link_to[b as usize].fetch_min(lowest, Ordering::Relaxed);
+            return;
+        }
+    }
+
+    /// Numbers the islands, groups bodies and contacts per island and sorts
+    /// islands biggest first.
+    ///
+    /// `contact_body(k)` gives the active index of a node body of contact
+    /// `k` (or `None` if the contact has no node body, e.g. sensor or
+    /// kinematic-only); `slot(i)` gives the body slot of active index `i`
+    /// (for the deterministic tie-break).
+    pub fn finalize(
+        &mut self,
+        num_contacts: usize,
+        contact_body: impl Fn(usize) -> Option<u32>,
+        slot: impl Fn(u32) -> u32,
+    ) {
+        let n = self.num_active;
+        // 1. number islands in order of their root (lowest) index
+        self.island_size.clear();
+        self.island_min_slot.clear();
+        for i in 0..n {
+            if !self.is_node[i] {
+                self.unsorted_island[i] = NO_ISLAND;
+                continue;
+            }
+            let root = self.lowest(i as u32) as usize;
+            let island = if root == i {
+                self.island_size.push(0);
+                self.island_min_slot.push(u32::MAX);
+                (self.island_size.len() - 1) as u32
+            } else {
+                // roots are lower indices, so already numbered
+                self.unsorted_island[root]
+            };
+            self.unsorted_island[i] = island;
+            self.island_min_slot[island as usize] =
+                self.island_min_slot[island as usize].min(slot(i as u32));
+        }
+        let m = self.island_size.len();
+        self.num_islands = m;
+        // 2. sizes: contacts per island (constraints arrive with joints)
+        for k in 0..num_contacts {
+            if let Some(b) = contact_body(k) {
+                let isl = self.unsorted_island[b as usize];
+                if isl != NO_ISLAND {
+                    self.island_size[isl as usize] += 1;
+                }
+            }
+        }
+        // 3. sort: biggest first, then lowest body slot
+        self.order.clear();
+        self.order.extend(0..m as u32);
+        let (size, min_slot) = (&self.island_size, &self.island_min_slot);
+        self.order.sort_unstable_by(|&x, &y| {
+            size[y as usize]
+                .cmp(&size[x as usize])
+                .then(min_slot[x as usize].cmp(&min_slot[y as usize]))
+        });
+        self.rank.clear();
+        self.rank.resize(m, 0);
+        for (r, &isl) in self.order.iter().enumerate() {
+            self.rank[isl as usize] = r as u32;
+        }
+        for i in 0..n {
+            let u = self.unsorted_island[i];
+            self.body_island[i] = if u == NO_ISLAND {
+                NO_ISLAND
+            } else {
+                self.rank[u as usize]
+            };
+        }
+        // 4. counting sort of bodies by island (ascending index within)
+        counting_sort(
+            (0..n as u32).filter_map(|i| {
+                let isl = self.body_island[i as usize];
+                (isl != NO_ISLAND).then_some((isl, i))
+            }),
+            m,
+            &mut self.cursor,
+            &mut self.body_start,
+            &mut self.bodies,
+        );
+        // 5. counting sort of contacts by island (manifold order within)
+        let body_island = &self.body_island;
+        counting_sort(
+            (0..num_contacts as u32).filter_map(|k| {
+                let b = contact_body(k as usize)?;
+                let isl = body_island[b as usize];
+                (isl != NO_ISLAND).then_some((isl, k))
+            }),
+            m,
+            &mut self.cursor,
+            &mut self.contact_start,
+            &mut self.contacts,
+        );
+    }
+
+    pub fn num_islands(&self) -> usize {
+        self.num_islands
+    }
+
+    /// Active indices of the bodies in island `i` (Jolt's `GetBodiesInIsland`).
+    pub fn bodies_in_island(&self, i: usize) -> &[u32] {
+        &self.bodies[self.body_start[i] as usize..self.body_start[i + 1] as usize]
+    }
+
+    /// Manifold indices of the contacts in island `i` (`GetContactsInIsland`).
+    pub fn contacts_in_island(&self, i: usize) -> &[u32] {
+        &self.contacts[self.contact_start[i] as usize..self.contact_start[i + 1] as usize]
+    }
+
+    /// Island of active body `i`, or `NO_ISLAND`.
+    #[cfg(test)]
+    pub fn island_of(&self, i: u32) -> u32 {
+        self.body_island[i as usize]
+    }
+}
+
+/// Stable counting sort of `(key, value)` items (keys < `num_keys`) into
+/// `out`, with `start[k]..start[k + 1]` the range of key `k`. The items
+/// iterator is walked twice, so it must be cheap and deterministic.
+fn counting_sort<I: Iterator<Item = (u32, u32)> + Clone>(
+    items: I,
+    num_keys: usize,
+    cursor: &mut Vec<u32>,
+    start: &mut Vec<u32>,
+    out: &mut Vec<u32>,
+) {
+    start.clear();
+    start.resize(num_keys + 1, 0);
+    let mut total = 0usize;
+    for (k, _) in items.clone() {
+        start[k as usize + 1] += 1;
+        total += 1;
+    }
+    for k in 0..num_keys {
+        start[k + 1] += start[k];
+    }
+    cursor.clear();
+    cursor.extend_from_slice(&start[..num_keys]);
+    out.clear();
+    out.resize(total, 0);
+    for (k, v) in items {
+        out[cursor[k as usize] as usize] = v;
+        cursor[k as usize] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// A random contact graph: `n` active bodies (a fraction of them
+    /// kinematic, i.e. not nodes) and contacts between them; `None` ends are
+    /// static or sleeping bodies (not in the active list at all), and
+    /// `sensor` contacts never link.
+    struct Graph {
+        is_node: Vec<bool>,
+        contacts: Vec<(Option<u32>, Option<u32>, bool)>,
+    }
+
+    fn random_graph(rng: &mut Rng, n: usize) -> Graph {
+        let is_node: Vec<bool> = (0..n).map(|_| rng.below(10) != 0).collect();
+        let m = rng.below(2 * n + 1);
+        let end = |rng: &mut Rng| (rng.below(8) != 0).then(|| rng.below(n) as u32);
+        let contacts = (0..m)
+            .map(|_| (end(rng), end(rng), rng.below(20) == 0))
+            .collect();
+        Graph { is_node, contacts }
+    }
+
+    /// The contact's island body, as the pipeline picks it.
+    fn contact_body(g: &Graph, k: usize) -> Option<u32> {
+        let (a, b, sensor) = g.contacts[k];
+        if sensor {
+            return None;
+        }
+        let node = |x: Option<u32>| x.filter(|&i| g.is_node[i as usize]);
+        node(a).or_else(|| node(b))
+    }
+
+    fn links(g: &Graph) -> Vec<(u32, u32)> {
+        g.contacts
+            .iter()
+            .filter_map(|&(a, b, sensor)| match (a, b, sensor) {
+                (Some(a), Some(b), false) => Some((a, b)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn build(g: &Graph, order: &[(u32, u32)], threads: usize) -> IslandBuilder {
+        let n = g.is_node.len();
+        let mut ib = IslandBuilder::new(n, g.contacts.len());
+        ib.init(g.is_node.iter().copied());
+        if threads <= 1 {
+            for &(a, b) in order {
+                ib.link(a, b);
+            }
+        } else {
+            let chunk = order.len().div_ceil(threads).max(1);
+            let ib_ref = &ib;
+            std::thread::scope(|s| {
+                for part in order.chunks(chunk) {
+                    s.spawn(move || {
+                        for &(a, b) in part {
+                            ib_ref.link(a, b);
+                        }
+                    });
+                }
+            });
+        }
+        // slot(i) = a permutation, to exercise the tie-break
+        ib.finalize(
+            g.contacts.len(),
+            |k| contact_body(g, k),
+            |i| (n as u32 - 1) - i,
+        );
+        ib
+    }
+
+    /// Components by a plain sequential union-find, as the reference.
+    fn reference_components(g: &Graph) -> Vec<usize> {
+        let n = g.is_node.len();
+        let mut parent: Vec<usize> = (0..n).collect();
+        fn find(p: &mut [usize], mut x: usize) -> usize {
+            while p[x] != x {
+                p[x] = p[p[x]];
+                x = p[x];
+            }
+            x
+        }
+        for (a, b) in links(g) {
+            let (a, b) = (a as usize, b as usize);
+            if g.is_node[a] && g.is_node[b] {
+                let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+                parent[ra.max(rb)] = ra.min(rb);
+            }
+        }
+        (0..n).map(|i| find(&mut parent, i)).collect()
+    }
+
+    fn snapshot(ib: &IslandBuilder) -> (Vec<u32>, Vec<Vec<u32>>, Vec<Vec<u32>>) {
+        let n = ib.num_active;
+        let islands: Vec<u32> = (0..n as u32).map(|i| ib.island_of(i)).collect();
+        let bodies = (0..ib.num_islands())
+            .map(|i| ib.bodies_in_island(i).to_vec())
+            .collect();
+        let contacts = (0..ib.num_islands())
+            .map(|i| ib.contacts_in_island(i).to_vec())
+            .collect();
+        (islands, bodies, contacts)
+    }
+
+    fn check_invariants(g: &Graph, ib: &IslandBuilder) {
+        let n = g.is_node.len();
+        let reference = reference_components(g);
+        // every node in exactly one island, non-nodes in none
+        let mut seen = vec![0; n];
+        for i in 0..ib.num_islands() {
+            for &b in ib.bodies_in_island(i) {
+                seen[b as usize] += 1;
+                assert_eq!(ib.island_of(b), i as u32);
+            }
+            assert!(ib.bodies_in_island(i).windows(2).all(|w| w[0] < w[1]));
+        }
+        for (i, (&node, &count)) in g.is_node.iter().zip(&seen).enumerate() {
+            if node {
+                assert_eq!(count, 1, "node {i}");
+            } else {
+                assert_eq!(count, 0, "non-node {i}");
+                assert_eq!(ib.island_of(i as u32), NO_ISLAND);
+            }
+        }
+        // same partition as the reference union-find
+        for i in 0..n {
+            for j in [0, i / 2, n - 1] {
+                if g.is_node[i] && g.is_node[j] {
+                    assert_eq!(
+                        ib.island_of(i as u32) == ib.island_of(j as u32),
+                        reference[i] == reference[j]
+                    );
+                }
+            }
+        }
+        // both ends of every linked contact share an island
+        for (a, b) in links(g) {
+            if g.is_node[a as usize] && g.is_node[b as usize] {
+                assert_eq!(ib.island_of(a), ib.island_of(b));
+            }
+        }
+        // contacts: each non-sensor contact with a node is in its island once
+        let mut total = 0;
+        for i in 0..ib.num_islands() {
+            for &k in ib.contacts_in_island(i) {
+                let b = contact_body(g, k as usize).expect("only node contacts");
+                assert_eq!(ib.island_of(b), i as u32);
+                total += 1;
+            }
+            assert!(ib.contacts_in_island(i).windows(2).all(|w| w[0] < w[1]));
+        }
+        assert_eq!(
+            total,
+            (0..g.contacts.len())
+                .filter(|&k| contact_body(g, k).is_some())
+                .count()
+        );
+        // sorted biggest first
+        let sizes: Vec<usize> = (0..ib.num_islands())
+            .map(|i| ib.contacts_in_island(i).len())
+            .collect();
+        assert!(sizes.windows(2).all(|w| w[0] >= w[1]));
+    }
+
+    #[test]
+    fn random_graphs_give_correct_islands_in_any_link_order() {
+        let mut rng = Rng(42);
+        for seed in 0..3000 {
+            let n = if seed % 500 == 0 {
+                10_000
+            } else {
+                1 + rng.below(200)
+            };
+            let g = random_graph(&mut rng, n);
+            let order = links(&g);
+            let ib = build(&g, &order, 1);
+            check_invariants(&g, &ib);
+            let expected = snapshot(&ib);
+            // shuffled order, and reversed pair ends
+            let mut shuffled: Vec<(u32, u32)> = order.iter().map(|&(a, b)| (b, a)).collect();
+            for i in (1..shuffled.len()).rev() {
+                shuffled.swap(i, rng.below(i + 1));
+            }
+            assert_eq!(
+                snapshot(&build(&g, &shuffled, 1)),
+                expected,
+                "seed {seed}: shuffled"
+            );
+            if seed % 10 == 0 {
+                assert_eq!(
+                    snapshot(&build(&g, &shuffled, 2)),
+                    expected,
+                    "seed {seed}: 2 threads"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn two_threads_hammering_one_chain_agree() {
+        // one long chain linked from both ends at once: maximal contention
+        let n = 10_000;
+        let g = Graph {
+            is_node: vec![true; n],
+            contacts: (0..n as u32 - 1)
+                .map(|i| (Some(i), Some(i + 1), false))
+                .collect(),
+        };
+        let mut order = links(&g);
+        let expected = snapshot(&build(&g, &order, 1));
+        assert_eq!(expected.1.len(), 1, "one island");
+        order.reverse();
+        for _ in 0..5 {
+            assert_eq!(snapshot(&build(&g, &order, 2)), expected);
+        }
+    }
+}
