@@ -58,12 +58,14 @@ fn main() {
         SETTLE_STEPS + MEASURE_STEPS
     );
     println!(
-        "  sleeping allowed : {s:.4} ms/step ({} active bodies)",
+        "  sleeping allowed : {:.3} us/step ({} active bodies)",
+        s * 1e3,
         active.0
     );
     println!(
-        "  sleeping disabled: {w:.4} ms/step ({} active bodies)",
+        "  sleeping disabled: {:.3} us/step ({} active bodies)",
+        w * 1e3,
         active.1
     );
-    println!("  asleep / awake   : {:.2}%", 100.0 * s / w);
+    println!("  asleep / awake   : {:.4}%", 100.0 * s / w);
 }
