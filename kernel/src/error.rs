@@ -37,6 +37,10 @@ pub enum PhysicsError {
     InvalidTimeStep,
     /// A `PhysicsSettings` or capacity value is out of range.
     InvalidSettings,
+    /// MBP regions: none, degenerate or non-finite bounds, more than
+    /// `MAX_REGIONS`, an unknown region id, or a region call on a world
+    /// that does not use MBP.
+    InvalidBroadPhaseRegions,
 }
 
 impl fmt::Display for PhysicsError {
@@ -59,6 +63,7 @@ impl fmt::Display for PhysicsError {
             Self::WrongMotionType => "operation not allowed for this motion type",
             Self::InvalidTimeStep => "time step is not finite or collision_steps is 0",
             Self::InvalidSettings => "physics settings or capacities out of range",
+            Self::InvalidBroadPhaseRegions => "invalid broad-phase regions",
         };
         f.write_str(s)
     }

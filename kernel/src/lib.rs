@@ -39,6 +39,8 @@ mod system;
 pub use body::{
     BodyCreationSettings, BodyId, MassSpec, MotionType, MAX_OBJECT_LAYERS, ROTATION_NORM_TOLERANCE,
 };
+pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};
+pub use broadphase::{BroadPhaseKind, LayerFilter};
 pub use error::{PhysicsError, Result};
 pub use math::{Mat3, Quat, Vec3};
 pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};

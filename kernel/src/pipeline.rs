@@ -15,7 +15,6 @@
 //! 11. bounds and contact cache for the next step
 
 use crate::body::{Bodies, MotionType};
-use crate::broadphase::find_pairs_brute_force;
 use crate::collide::{collide, Placed};
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
@@ -121,8 +120,16 @@ pub struct StepStats {
     pub warm_started_points: u32,
     /// Manifolds involving a sensor (reported, not solved).
     pub sensor_manifolds: u32,
+    /// Pairs that did not fit (`max_body_pairs`; for SAP and MBP also their
+    /// persistent pair sets, twice that size, which then rebuild).
     pub body_pairs_dropped: u32,
     pub manifolds_dropped: u32,
+    /// Overlaps the incremental broad phase (SAP) started and ended.
+    pub pairs_created: u32,
+    pub pairs_deleted: u32,
+    /// Bodies outside every MBP region (see
+    /// [`PhysicsSystem::out_of_bounds_bodies`](crate::PhysicsSystem::out_of_bounds_bodies)).
+    pub out_of_bounds: u32,
     pub warnings: UpdateWarnings,
 }
 
@@ -181,18 +188,23 @@ impl PhysicsSystem {
         let bodies = &mut self.bodies;
         let max_pairs = self.capacities.max_body_pairs;
 
-        let (search, woken) = timed(&mut times.broad_phase, || {
+        let broad = &mut self.broad;
+        let (maintained, search, woken) = timed(&mut times.broad_phase, || {
+            let maintained = broad.update(bodies);
             let mut woken = 0;
             loop {
-                let search = find_pairs_brute_force(bodies, &mut self.pairs, max_pairs);
+                let search = broad.report(bodies, &s.layer_filter, &mut self.pairs, max_pairs);
                 let now = wake_touched(bodies, &mut self.pairs, s.speculative_contact_distance);
                 woken += now;
                 if now == 0 {
-                    break (search, woken);
+                    break (maintained, search, woken);
                 }
             }
         });
         stats.bodies_woken += woken;
+        stats.pairs_created += maintained.created;
+        stats.pairs_deleted += maintained.deleted;
+        stats.out_of_bounds = search.out_of_bounds;
 
         timed(&mut times.apply_forces, || apply_forces(bodies, &s, dt));
 
@@ -237,6 +249,9 @@ impl PhysicsSystem {
 
         timed(&mut times.update_bounds, || {
             update_bounds(bodies, s.speculative_contact_distance);
+            for &i in &bodies.active {
+                broad.moved(i);
+            }
             self.cache.store(manifolds, bodies);
         });
 
@@ -246,9 +261,9 @@ impl PhysicsSystem {
         stats.contact_points = manifolds.iter().map(|m| m.count).sum();
         stats.sensor_manifolds = manifolds.iter().filter(|m| m.sensor).count() as u32;
         stats.warm_started_points = warm;
-        stats.body_pairs_dropped += search.dropped;
+        stats.body_pairs_dropped += search.dropped + maintained.dropped;
         stats.manifolds_dropped += narrow.dropped_manifolds;
-        if search.dropped > 0 {
+        if search.dropped + maintained.dropped > 0 {
             stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
         }
         if narrow.dropped_manifolds > 0 {

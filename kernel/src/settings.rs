@@ -1,3 +1,4 @@
+use crate::broadphase::{BroadPhaseKind, LayerFilter};
 use crate::error::{PhysicsError, Result};
 use crate::math::Vec3;
 
@@ -70,6 +71,11 @@ pub struct PhysicsSettings {
     pub contact_point_preserve_distance: f32,
     /// ... and if the normal turned less than this (cosine).
     pub contact_normal_preserve_cos: f32,
+    /// Broad phase, fixed at creation ([`set_settings`](crate::PhysicsSystem::set_settings)
+    /// refuses to change it).
+    pub broad_phase: BroadPhaseKind,
+    /// Which object layers collide.
+    pub layer_filter: LayerFilter,
     /// Global switch: no island ever sleeps when false.
     pub allow_sleeping: bool,
     /// A body must be still this long (s) before its island may sleep.
@@ -98,6 +104,8 @@ impl Default for PhysicsSettings {
             contact_point_preserve_distance: 0.01,
             // cos(5°), Jolt's mBodyPairCacheCosMaxDeltaRotation
             contact_normal_preserve_cos: 0.996_194_7,
+            broad_phase: BroadPhaseKind::default(),
+            layer_filter: LayerFilter::default(),
             allow_sleeping: true,
             time_before_sleep: 0.5,
             point_velocity_sleep_threshold: 0.03,

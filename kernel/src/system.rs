@@ -6,7 +6,7 @@ use crate::body::{
     checked_position, checked_rotation, checked_velocity, validate_creation, Bodies,
     BodyCreationSettings, BodyId, MotionType,
 };
-use crate::broadphase::BodyPair;
+use crate::broadphase::{AnyBroadPhase, BodyPair};
 use crate::contact_cache::ContactCache;
 use crate::error::{PhysicsError, Result};
 use crate::islands::IslandBuilder;
@@ -23,6 +23,7 @@ pub struct PhysicsSystem {
     pub(crate) settings: PhysicsSettings,
     pub(crate) capacities: Capacities,
     pub(crate) bodies: Bodies,
+    pub(crate) broad: AnyBroadPhase,
     pub(crate) pairs: Vec<BodyPair>,
     pub(crate) narrow: NarrowPhase,
     pub(crate) cache: ContactCache,
@@ -78,6 +79,11 @@ impl PhysicsSystem {
             settings,
             capacities,
             bodies: Bodies::new(capacities.max_bodies),
+            broad: AnyBroadPhase::new(
+                &settings.broad_phase,
+                capacities.max_bodies,
+                capacities.max_body_pairs,
+            )?,
             pairs: Vec::with_capacity(capacities.max_body_pairs),
             narrow: NarrowPhase::new(
                 capacities.max_body_pairs,
@@ -98,6 +104,9 @@ impl PhysicsSystem {
     /// Replaces the settings (validated; refused settings change nothing).
     pub fn set_settings(&mut self, settings: PhysicsSettings) -> Result<()> {
         settings.validate()?;
+        if settings.broad_phase != self.settings.broad_phase {
+            return Err(PhysicsError::InvalidSettings);
+        }
         self.settings = settings;
         Ok(())
     }
@@ -135,18 +144,20 @@ impl PhysicsSystem {
         if self.bodies.is_added(i) {
             return Err(PhysicsError::BodyAlreadyAdded);
         }
+        self.add_slot(i);
+        Ok(())
+    }
+
+    fn add_slot(&mut self, i: usize) {
         self.bodies
             .add(i, self.settings.speculative_contact_distance);
-        Ok(())
+        self.broad.add(i as u32);
     }
 
     /// [`create_body`](Self::create_body) then [`add_body`](Self::add_body).
     pub fn create_and_add_body(&mut self, s: &BodyCreationSettings) -> Result<BodyId> {
         let id = self.create_body(s)?;
-        self.bodies.add(
-            id.index() as usize,
-            self.settings.speculative_contact_distance,
-        );
+        self.add_slot(id.index() as usize);
         Ok(id)
     }
 
@@ -158,6 +169,7 @@ impl PhysicsSystem {
             return Err(PhysicsError::BodyNotAdded);
         }
         self.bodies.remove(i);
+        self.broad.remove(i as u32);
         self.cache.forget_body(i as u32);
         Ok(())
     }
@@ -167,6 +179,7 @@ impl PhysicsSystem {
         let i = self.bodies.check(id)?;
         if self.bodies.is_added(i) {
             self.bodies.remove(i);
+            self.broad.remove(i as u32);
             self.cache.forget_body(i as u32);
         }
         self.bodies.clear(i);
@@ -258,6 +271,7 @@ impl PhysicsSystem {
                 self.settings.speculative_contact_distance
             };
             self.bodies.update_aabb(i, margin);
+            self.broad.moved(i as u32);
         }
     }
 
@@ -547,6 +561,37 @@ impl PhysicsSystem {
             }
         }
         Ok(())
+    }
+
+    // ---- broad phase ----
+
+    /// Adds an MBP region; returns its id (MBP worlds only).
+    pub fn add_broad_phase_region(&mut self, min: Vec3, max: Vec3) -> Result<u32> {
+        match &mut self.broad {
+            AnyBroadPhase::Mbp(m) => m.add_region(min, max),
+            _ => Err(PhysicsError::InvalidBroadPhaseRegions),
+        }
+    }
+
+    /// Removes an MBP region by id (MBP worlds only).
+    pub fn remove_broad_phase_region(&mut self, id: u32) -> Result<()> {
+        match &mut self.broad {
+            AnyBroadPhase::Mbp(m) => m.remove_region(id),
+            _ => Err(PhysicsError::InvalidBroadPhaseRegions),
+        }
+    }
+
+    /// Bodies outside every MBP region at the last update (empty for other
+    /// broad phases). They are still collided, by brute force.
+    pub fn out_of_bounds_bodies(&self) -> Vec<BodyId> {
+        match &self.broad {
+            AnyBroadPhase::Mbp(m) => m
+                .out_of_bounds()
+                .iter()
+                .map(|&i| self.bodies.id_of(i as usize))
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 
     // ---- results ----

@@ -1,0 +1,314 @@
+//! Broad phase: candidate body pairs whose world AABBs overlap (AABBs of
+//! moving bodies are inflated by the speculative contact distance).
+//!
+//! Three implementations behind one trait, chosen by
+//! [`BroadPhaseKind`](crate::BroadPhaseKind):
+//! - [`sap`]: PhysX-style incremental sweep and prune on three axes with a
+//!   persistent pair set; cheap when most bodies sleep or stand still.
+//! - [`mbp`]: PhysX-style multi box pruning over a grid of regions, each
+//!   region sorted and swept from scratch every step; cheap when everything
+//!   moves and for bulk insertion.
+//! - [`brute_force`]: all pairs, the test oracle.
+//!
+//! Whatever the implementation, the reported pairs are filtered the same way
+//! (at least one awake body, at least one dynamic body, object layers that
+//! collide) and come out sorted by (lower slot, higher slot), the order the
+//! narrow phase consumes, so results never depend on how pairs were found.
+
+pub(crate) mod brute_force;
+pub(crate) mod mbp;
+pub(crate) mod pair_manager;
+#[cfg(test)]
+mod property_tests;
+pub(crate) mod sap;
+
+use crate::body::{Bodies, MotionType};
+
+/// A candidate pair: slot `a` < slot `b`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct BodyPair {
+    pub a: u32,
+    pub b: u32,
+}
+
+impl BodyPair {
+    pub fn key(self) -> u64 {
+        ((self.a as u64) << 32) | self.b as u64
+    }
+}
+
+/// Which object layers may collide: bit `j` of `rows[i]` (symmetric).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LayerFilter {
+    rows: [u32; 32],
+}
+
+impl Default for LayerFilter {
+    /// Every layer collides with every layer.
+    fn default() -> Self {
+        Self {
+            rows: [u32::MAX; 32],
+        }
+    }
+}
+
+impl LayerFilter {
+    /// No layer collides with any.
+    pub fn none() -> Self {
+        Self { rows: [0; 32] }
+    }
+
+    /// Sets whether layers `a` and `b` collide (both directions). Layers at
+    /// or above `MAX_OBJECT_LAYERS` are ignored.
+    pub fn set(&mut self, a: u8, b: u8, collide: bool) {
+        if a >= 32 || b >= 32 {
+            return;
+        }
+        for (r, c) in [(a, b), (b, a)] {
+            if collide {
+                self.rows[r as usize] |= 1 << c;
+            } else {
+                self.rows[r as usize] &= !(1 << c);
+            }
+        }
+    }
+
+    #[inline]
+    pub fn collides(&self, a: u8, b: u8) -> bool {
+        self.rows[(a & 31) as usize] & (1 << (b & 31)) != 0
+    }
+}
+
+/// Whether two bodies may collide at all: at least one must be dynamic
+/// (static–static, static–kinematic and kinematic–kinematic pairs never
+/// produce a response).
+#[inline]
+pub(crate) fn should_collide(a: MotionType, b: MotionType) -> bool {
+    a == MotionType::Dynamic || b == MotionType::Dynamic
+}
+
+/// Whether the pair `(i, j)` is reported this step: it may collide, at least
+/// one of the two is awake (sleeping–sleeping and sleeping–static pairs cost
+/// nothing; awake–sleeping pairs are reported so the awake body can wake the
+/// sleeping one), and their layers collide.
+#[inline]
+pub(crate) fn reported(bodies: &Bodies, filter: &LayerFilter, i: usize, j: usize) -> bool {
+    should_collide(bodies.motion(i), bodies.motion(j))
+        && (bodies.is_active(i) || bodies.is_active(j))
+        && filter.collides(bodies.object_layer[i], bodies.object_layer[j])
+}
+
+/// Outcome of one pair search.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct PairSearch {
+    /// Pairs that did not fit in `max_body_pairs` and were dropped.
+    pub dropped: u32,
+    /// Persistent overlaps created and deleted by this update (SAP).
+    pub created: u32,
+    pub deleted: u32,
+    /// Bodies outside every MBP region (not tested against anything).
+    pub out_of_bounds: u32,
+}
+
+/// Order-preserving integer encoding of a float: `a <= b` exactly when
+/// `encode(a) <= encode(b)` (−0 and +0 encode alike). Endpoint keys append
+/// one bit, 0 for a min and 1 for a max, so that at equal values a max sorts
+/// after a min and touching boxes count as overlapping, as in the oracle.
+#[inline]
+pub(crate) fn encode(f: f32) -> u32 {
+    let bits = (f + 0.0).to_bits(); // -0.0 + 0.0 == +0.0
+    if bits & 0x8000_0000 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+#[inline]
+pub(crate) fn min_key(f: f32) -> u64 {
+    (encode(f) as u64) << 1
+}
+
+#[inline]
+pub(crate) fn max_key(f: f32) -> u64 {
+    ((encode(f) as u64) << 1) | 1
+}
+
+/// The maintenance interface every broad phase implements; pairs are then
+/// read with [`BroadPhase::report`].
+pub(crate) trait BroadPhase {
+    /// A body entered the world (its AABB is in `bodies`); applied at the
+    /// next [`update`](BroadPhase::update), in one batch.
+    fn add(&mut self, slot: u32);
+    /// A body left the world; applied at the next update, in one batch.
+    fn remove(&mut self, slot: u32);
+    /// A body's AABB changed.
+    fn moved(&mut self, slot: u32);
+    /// Applies the queued additions, removals and moves.
+    fn update(&mut self, bodies: &Bodies) -> PairSearch;
+    /// Writes the overlapping pairs that pass the filters, sorted.
+    fn report(
+        &mut self,
+        bodies: &Bodies,
+        filter: &LayerFilter,
+        out: &mut Vec<BodyPair>,
+        max_pairs: usize,
+    ) -> PairSearch;
+}
+
+/// Which broad phase a world uses (fixed at creation).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum BroadPhaseKind {
+    /// Incremental sweep and prune: best when most bodies sleep or rest.
+    #[default]
+    Sap,
+    /// Multi box pruning over a grid of regions: best when most bodies move
+    /// and for bulk insertion.
+    Mbp(mbp::MbpSettings),
+    /// All pairs, O(N²): the reference the others are tested against.
+    BruteForce,
+}
+
+/// The world's broad phase (enum dispatch: no virtual calls on the hot path).
+pub(crate) enum AnyBroadPhase {
+    Sap(Box<sap::Sap>),
+    Mbp(Box<mbp::Mbp>),
+    BruteForce(BruteForce),
+}
+
+impl AnyBroadPhase {
+    pub fn new(
+        kind: &BroadPhaseKind,
+        max_bodies: usize,
+        max_pairs: usize,
+    ) -> crate::error::Result<Self> {
+        // Persistent sets hold every overlap (also sleeping and static
+        // ones), so they get twice the reported-pair capacity.
+        let persistent = max_pairs.saturating_mul(2);
+        Ok(match kind {
+            BroadPhaseKind::Sap => Self::Sap(Box::new(sap::Sap::new(max_bodies, persistent))),
+            BroadPhaseKind::Mbp(s) => {
+                Self::Mbp(Box::new(mbp::Mbp::new(s, max_bodies, persistent)?))
+            }
+            BroadPhaseKind::BruteForce => Self::BruteForce(BruteForce),
+        })
+    }
+
+    fn inner(&mut self) -> &mut dyn BroadPhase {
+        match self {
+            Self::Sap(b) => b.as_mut(),
+            Self::Mbp(b) => b.as_mut(),
+            Self::BruteForce(b) => b,
+        }
+    }
+
+    pub fn add(&mut self, slot: u32) {
+        self.inner().add(slot)
+    }
+    pub fn remove(&mut self, slot: u32) {
+        self.inner().remove(slot)
+    }
+    pub fn moved(&mut self, slot: u32) {
+        self.inner().moved(slot)
+    }
+    pub fn update(&mut self, bodies: &Bodies) -> PairSearch {
+        self.inner().update(bodies)
+    }
+    pub fn report(
+        &mut self,
+        bodies: &Bodies,
+        filter: &LayerFilter,
+        out: &mut Vec<BodyPair>,
+        max_pairs: usize,
+    ) -> PairSearch {
+        self.inner().report(bodies, filter, out, max_pairs)
+    }
+}
+
+/// The brute-force finder behind the trait: nothing to maintain.
+pub(crate) struct BruteForce;
+
+impl BroadPhase for BruteForce {
+    fn add(&mut self, _slot: u32) {}
+    fn remove(&mut self, _slot: u32) {}
+    fn moved(&mut self, _slot: u32) {}
+    fn update(&mut self, _bodies: &Bodies) -> PairSearch {
+        PairSearch::default()
+    }
+    fn report(
+        &mut self,
+        bodies: &Bodies,
+        filter: &LayerFilter,
+        out: &mut Vec<BodyPair>,
+        max_pairs: usize,
+    ) -> PairSearch {
+        brute_force::find_pairs_brute_force(bodies, filter, out, max_pairs)
+    }
+}
+
+/// Copies the keys of a pair set that pass the filters into `out`, sorted,
+/// at most `max_pairs` (the rest are counted as dropped).
+pub(crate) fn report_from_keys(
+    keys: &[u64],
+    bodies: &Bodies,
+    filter: &LayerFilter,
+    out: &mut Vec<BodyPair>,
+    max_pairs: usize,
+) -> PairSearch {
+    out.clear();
+    for &k in keys {
+        let p = BodyPair {
+            a: (k >> 32) as u32,
+            b: k as u32,
+        };
+        if reported(bodies, filter, p.a as usize, p.b as usize) {
+            out.push(p);
+        }
+    }
+    out.sort_unstable();
+    let mut search = PairSearch::default();
+    if out.len() > max_pairs {
+        // Same rule as the oracle: the highest pairs are the ones dropped.
+        search.dropped = (out.len() - max_pairs) as u32;
+        out.truncate(max_pairs);
+    }
+    search
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_preserves_order_exactly() {
+        let vals = [
+            f32::MIN,
+            -1e30,
+            -1.5,
+            -1e-40,
+            -0.0,
+            0.0,
+            1e-40,
+            1.0,
+            1.0000001,
+            3.4e38,
+        ];
+        for &a in &vals {
+            for &b in &vals {
+                assert_eq!(a <= b, encode(a) <= encode(b), "{a} {b}");
+                assert_eq!(a <= b, min_key(a) < max_key(b), "{a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn layer_filter_is_symmetric() {
+        let mut f = LayerFilter::default();
+        f.set(3, 5, false);
+        assert!(!f.collides(3, 5) && !f.collides(5, 3));
+        assert!(f.collides(3, 3) && f.collides(5, 6));
+        let mut n = LayerFilter::none();
+        n.set(1, 2, true);
+        assert!(n.collides(2, 1) && !n.collides(1, 1));
+    }
+}

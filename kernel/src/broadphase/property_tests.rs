@@ -1,0 +1,278 @@
+//! Property tests: on random scenes, SAP and MBP report exactly the pair
+//! set of the brute-force oracle, step after step, through random motion,
+//! insertions, removals, sleeping bodies and out-of-bounds bodies.
+
+use super::mbp::MbpSettings;
+use super::{brute_force::find_pairs_brute_force, BodyPair, BroadPhaseKind};
+use crate::body::{BodyCreationSettings, BodyId, MotionType};
+use crate::math::{Quat, Vec3};
+use crate::settings::{Capacities, PhysicsSettings};
+use crate::shape::Shape;
+use crate::system::PhysicsSystem;
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn f(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn random_body(rng: &mut Rng, world: f32) -> BodyCreationSettings {
+    let mut h = Vec3::new(rng.f(0.05, 2.0), rng.f(0.05, 2.0), rng.f(0.05, 2.0));
+    if rng.below(10) == 0 {
+        // degenerate: paper-thin on one axis
+        let k = rng.below(3);
+        h[k] = 1e-5;
+    }
+    let p = Vec3::new(
+        rng.f(-world, world),
+        rng.f(-world, world),
+        rng.f(-world, world),
+    );
+    let motion = if rng.below(8) == 0 {
+        MotionType::Static
+    } else if rng.below(10) == 0 {
+        MotionType::Kinematic
+    } else {
+        MotionType::Dynamic
+    };
+    BodyCreationSettings::new(Shape::cuboid(h).unwrap(), p, motion)
+        .with_rotation(
+            Quat::from_rotation_y(rng.f(0.0, 3.0)) * Quat::from_rotation_x(rng.f(0.0, 3.0)),
+        )
+        .with_object_layer(rng.below(3) as u8)
+}
+
+fn pairs_of(w: &mut PhysicsSystem, oracle: bool) -> Vec<BodyPair> {
+    let mut out = Vec::with_capacity(w.capacities.max_body_pairs);
+    let max = w.capacities.max_body_pairs;
+    let filter = w.settings.layer_filter;
+    if oracle {
+        find_pairs_brute_force(&w.bodies, &filter, &mut out, max);
+    } else {
+        w.broad.update(&w.bodies);
+        w.broad.report(&w.bodies, &filter, &mut out, max);
+    }
+    out
+}
+
+/// Runs one random scene through `steps` rounds of changes, checking the
+/// broad phase against the oracle after each.
+fn check_scene(kind: BroadPhaseKind, seed: u64, n: usize, steps: usize) {
+    let mut rng = Rng(seed);
+    let world = 10.0 + (n as f32).cbrt() * 3.0;
+    let mut settings = PhysicsSettings {
+        broad_phase: kind,
+        ..PhysicsSettings::default()
+    };
+    // one layer pair that never collides, to exercise the filter
+    settings.layer_filter.set(1, 2, false);
+    let caps = Capacities {
+        max_bodies: 2 * n + 64,
+        max_body_pairs: 400_000,
+        max_contact_constraints: 16,
+    };
+    let mut w = PhysicsSystem::new(caps, settings).unwrap();
+    let mut ids: Vec<BodyId> = (0..n)
+        .map(|_| {
+            w.create_and_add_body(&random_body(&mut rng, world))
+                .unwrap()
+        })
+        .collect();
+    for step in 0..steps {
+        let got = pairs_of(&mut w, false);
+        let want = pairs_of(&mut w, true);
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{kind:?} seed {seed} n {n} step {step}: pair count"
+        );
+        assert_eq!(got, want, "{kind:?} seed {seed} n {n} step {step}");
+        // random motion: most bodies jitter, a few teleport far
+        for &id in &ids {
+            let r = rng.below(10);
+            if r < 3 {
+                let p = w.position(id).unwrap()
+                    + Vec3::new(rng.f(-0.3, 0.3), rng.f(-0.3, 0.3), rng.f(-0.3, 0.3));
+                w.set_position(id, p).unwrap();
+            } else if r == 3 {
+                let p = Vec3::new(
+                    rng.f(-world, world),
+                    rng.f(-world, world),
+                    rng.f(-world, world),
+                ) * 1.3;
+                w.set_position(id, p).unwrap();
+                w.set_rotation(id, Quat::from_rotation_z(rng.f(0.0, 3.0)))
+                    .unwrap();
+            }
+        }
+        // removals, insertions, sleepers
+        for _ in 0..rng.below(1 + n / 10) {
+            if ids.is_empty() {
+                break;
+            }
+            let k = rng.below(ids.len());
+            let id = ids.swap_remove(k);
+            if rng.below(2) == 0 {
+                w.destroy_body(id).unwrap();
+            } else {
+                w.remove_body(id).unwrap();
+                // and back in, later in the same batch
+                w.add_body(id).unwrap();
+                ids.push(id);
+            }
+        }
+        for _ in 0..rng.below(1 + n / 10) {
+            if let Ok(id) = w.create_and_add_body(&random_body(&mut rng, world)) {
+                ids.push(id);
+            }
+        }
+        for _ in 0..rng.below(1 + n / 20) {
+            if ids.is_empty() {
+                break;
+            }
+            let id = ids[rng.below(ids.len())];
+            if w.motion_type(id).unwrap() == MotionType::Dynamic {
+                if rng.below(2) == 0 {
+                    w.deactivate_body(id).unwrap();
+                } else {
+                    w.activate_body(id).unwrap();
+                }
+            }
+        }
+    }
+}
+
+fn mbp() -> BroadPhaseKind {
+    // regions cover less than the scene, so some bodies straddle borders
+    // and some are out of bounds
+    BroadPhaseKind::Mbp(MbpSettings {
+        world_min: Vec3::splat(-20.0),
+        world_max: Vec3::splat(20.0),
+        subdivisions: 4,
+    })
+}
+
+#[test]
+fn sap_matches_the_oracle_on_random_scenes() {
+    for (seed, &n) in [1usize, 2, 3, 10, 50, 200, 1000].iter().enumerate() {
+        check_scene(BroadPhaseKind::Sap, seed as u64, n, 50);
+    }
+    // both SAP update paths: few moved (per-box) and many (full sort)
+    check_scene(BroadPhaseKind::Sap, 99, 5000, 6);
+}
+
+#[test]
+fn mbp_matches_the_oracle_on_random_scenes() {
+    for (seed, &n) in [1usize, 2, 3, 10, 50, 200, 1000].iter().enumerate() {
+        check_scene(mbp(), 100 + seed as u64, n, 50);
+    }
+    check_scene(mbp(), 199, 5000, 6);
+}
+
+#[test]
+fn mbp_regions_can_change_at_run_time_and_bad_regions_are_refused() {
+    use crate::error::PhysicsError;
+    let bad = |lo: Vec3, hi: Vec3, n: u32| {
+        PhysicsSystem::new(
+            Capacities::default(),
+            PhysicsSettings {
+                broad_phase: BroadPhaseKind::Mbp(MbpSettings {
+                    world_min: lo,
+                    world_max: hi,
+                    subdivisions: n,
+                }),
+                ..PhysicsSettings::default()
+            },
+        )
+        .err()
+    };
+    let e = Some(PhysicsError::InvalidBroadPhaseRegions);
+    assert_eq!(bad(Vec3::ZERO, Vec3::ONE, 0), e, "no regions");
+    assert_eq!(bad(Vec3::ZERO, Vec3::ONE, 17), e, "more than 256");
+    assert_eq!(bad(Vec3::ONE, Vec3::ZERO, 4), e, "inverted");
+    assert_eq!(bad(Vec3::ZERO, Vec3::new(1.0, 0.0, 1.0), 4), e, "flat");
+    assert_eq!(bad(Vec3::ZERO, Vec3::splat(f32::NAN), 4), e, "NaN");
+
+    let mut rng = Rng(7);
+    let mut w = PhysicsSystem::new(
+        Capacities::default(),
+        PhysicsSettings {
+            broad_phase: mbp(),
+            ..PhysicsSettings::default()
+        },
+    )
+    .unwrap();
+    for _ in 0..300 {
+        w.create_and_add_body(&random_body(&mut rng, 25.0)).unwrap();
+    }
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    let oob = w.out_of_bounds_bodies().len();
+    assert!(oob > 0, "some bodies start outside the regions");
+    // a big region around everything: nobody is out of bounds any more
+    let id = w
+        .add_broad_phase_region(Vec3::splat(-100.0), Vec3::splat(100.0))
+        .unwrap();
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    assert!(w.out_of_bounds_bodies().is_empty());
+    w.remove_broad_phase_region(id).unwrap();
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    assert_eq!(w.out_of_bounds_bodies().len(), oob);
+    assert_eq!(
+        w.remove_broad_phase_region(id),
+        Err(PhysicsError::InvalidBroadPhaseRegions)
+    );
+    // region calls on a non-MBP world are refused
+    let mut sap = PhysicsSystem::new(Capacities::default(), PhysicsSettings::default()).unwrap();
+    assert_eq!(
+        sap.add_broad_phase_region(Vec3::ZERO, Vec3::ONE),
+        Err(PhysicsError::InvalidBroadPhaseRegions)
+    );
+}
+
+#[test]
+fn all_broad_phases_give_bit_identical_simulations() {
+    // Same pair sets in the same order mean the same simulation.
+    let run = |kind: BroadPhaseKind| {
+        let (mut w, _) = crate::scenes::towers()
+            .build(PhysicsSettings {
+                broad_phase: kind,
+                ..PhysicsSettings::default()
+            })
+            .unwrap();
+        for _ in 0..60 {
+            w.update(crate::scenes::DT, 1).unwrap();
+        }
+        w.state_hash()
+    };
+    let oracle = run(BroadPhaseKind::BruteForce);
+    assert_eq!(run(BroadPhaseKind::Sap), oracle);
+    assert_eq!(
+        run(BroadPhaseKind::Mbp(MbpSettings {
+            world_min: Vec3::new(-60.0, -5.0, -60.0),
+            world_max: Vec3::new(60.0, 50.0, 60.0),
+            subdivisions: 8,
+        })),
+        oracle
+    );
+}
+
+#[test]
+fn many_seeds_small_scenes() {
+    for seed in 0..40u64 {
+        for &n in &[4usize, 30, 150] {
+            check_scene(BroadPhaseKind::Sap, 1000 + seed, n, 25);
+            check_scene(mbp(), 2000 + seed, n, 25);
+        }
+    }
+}
