@@ -581,6 +581,22 @@ impl PhysicsSystem {
         }
     }
 
+    /// Runs only the broad phase on the current state (applying queued
+    /// additions, removals and moves, then reporting pairs) and returns the
+    /// number of candidate pairs. For benchmarks and tools: `update` runs
+    /// it as part of every step.
+    pub fn update_broad_phase(&mut self) -> usize {
+        self.broad.update(&self.bodies);
+        let max = self.capacities.max_body_pairs;
+        self.broad.report(
+            &self.bodies,
+            &self.settings.layer_filter,
+            &mut self.pairs,
+            max,
+        );
+        self.pairs.len()
+    }
+
     /// Bodies outside every MBP region at the last update (empty for other
     /// broad phases). They are still collided, by brute force.
     pub fn out_of_bounds_bodies(&self) -> Vec<BodyId> {

@@ -6,13 +6,24 @@
 //! Single-threaded for now: the thread-scaling table (1/2/4/8/16 threads on
 //! pinned pools) arrives with the parallel pipeline.
 
-use archipelago::{scenes, PhaseTimes, PhysicsSettings};
+use archipelago::{scenes, BroadPhaseKind, MbpSettings, PhaseTimes, PhysicsSettings, Vec3};
 use std::time::{Duration, Instant};
 
 struct Args {
     scene: String,
     steps: u32,
     runs: u32,
+    broad_phase: BroadPhaseKind,
+    no_sleep: bool,
+}
+
+/// MBP regions for the standard scenes: an 8 × 8 grid over the floor.
+fn mbp() -> BroadPhaseKind {
+    BroadPhaseKind::Mbp(MbpSettings {
+        world_min: Vec3::new(-52.0, -4.0, -52.0),
+        world_max: Vec3::new(52.0, 60.0, 52.0),
+        subdivisions: 8,
+    })
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -20,6 +31,8 @@ fn parse_args() -> Result<Args, String> {
         scene: "pyramid".into(),
         steps: 500,
         runs: 3,
+        broad_phase: BroadPhaseKind::Sap,
+        no_sleep: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -28,9 +41,18 @@ fn parse_args() -> Result<Args, String> {
             "--scene" => args.scene = value()?,
             "--steps" => args.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--broadphase" => {
+                args.broad_phase = match value()?.as_str() {
+                    "sap" => BroadPhaseKind::Sap,
+                    "mbp" => mbp(),
+                    "brute" => BroadPhaseKind::BruteForce,
+                    other => return Err(format!("--broadphase: unknown {other:?} (sap|mbp|brute)")),
+                }
+            }
+            "--no-sleep" => args.no_sleep = true,
             "--help" | "-h" => {
                 return Err(format!(
-                    "usage: scaling [--scene {}] [--steps N] [--runs R]",
+                    "usage: scaling [--scene {}] [--steps N] [--runs R] [--broadphase sap|mbp|brute] [--no-sleep]",
                     scenes::NAMES.join("|")
                 ))
             }
@@ -60,12 +82,14 @@ fn main() {
         std::process::exit(2);
     };
     println!(
-        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, 1 thread",
+        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, 1 thread, broad phase {:?}{}",
         scene.name,
         scene.dynamic_count(),
         args.steps,
         args.runs,
-        scenes::DT
+        scenes::DT,
+        args.broad_phase,
+        if args.no_sleep { ", sleeping off" } else { "" }
     );
     let mut per_run = Vec::new();
     let mut hash = None;

@@ -269,28 +269,46 @@ impl Sap {
                 .copied()
                 .filter(|&s| is_new[s as usize]),
         );
-        // Each new box against every box starting within its x extent
-        // after it (new or old), and every old box against the new boxes
-        // starting within its extent: together, all x-overlapping pairs with
-        // at least one new box, each found once.
+        // New boxes against every box starting within their x extent after
+        // them, and old boxes against the new boxes starting within theirs
+        // (a pointer walk over the new boxes, both lists in min-x order):
+        // every x-overlapping pair with a new box, each once, without
+        // sweeping old boxes against each other.
         let by_min_x = core::mem::take(&mut self.by_min_x);
+        let new_by_min_x = core::mem::take(&mut self.new_by_min_x);
+        let mut next_new = 0;
         for (k, &a) in by_min_x.iter().enumerate() {
-            let a_max = self.pos[a as usize][0][1];
-            let a_new = is_new[a as usize];
-            for &b in &by_min_x[k + 1..] {
-                if self.pos[b as usize][0][0] >= a_max {
-                    break;
+            let [a_min, a_max] = self.pos[a as usize][0];
+            if is_new[a as usize] {
+                for &b in &by_min_x[k + 1..] {
+                    if self.pos[b as usize][0][0] >= a_max {
+                        break;
+                    }
+                    if self.overlap_on(a as usize, b as usize, 1)
+                        && self.overlap_on(a as usize, b as usize, 2)
+                    {
+                        self.add_pair(a, b);
+                    }
                 }
-                if !(a_new || is_new[b as usize]) {
-                    continue;
-                }
-                if self.overlap_on(a as usize, b as usize, 1)
-                    && self.overlap_on(a as usize, b as usize, 2)
+            } else {
+                while next_new < new_by_min_x.len()
+                    && self.pos[new_by_min_x[next_new] as usize][0][0] < a_min
                 {
-                    self.add_pair(a, b);
+                    next_new += 1;
+                }
+                for &b in &new_by_min_x[next_new..] {
+                    if self.pos[b as usize][0][0] >= a_max {
+                        break;
+                    }
+                    if self.overlap_on(a as usize, b as usize, 1)
+                        && self.overlap_on(a as usize, b as usize, 2)
+                    {
+                        self.add_pair(a, b);
+                    }
                 }
             }
         }
+        self.new_by_min_x = new_by_min_x;
         self.by_min_x = by_min_x;
         for &s in &self.pending_add {
             is_new[s as usize] = false;
@@ -435,17 +453,18 @@ impl BroadPhase for Sap {
     }
 }
 
-/// LSD radix sort of endpoints by key, 16 bits per pass (4 passes; passes
-/// whose digit is the same for every key are skipped).
+/// LSD radix sort of endpoints by key, 8 bits per pass; passes whose digit
+/// is the same for every key are skipped (keys use 33 of their 64 bits, so
+/// at most 5 passes run). Small count arrays keep small batches cheap.
 fn radix_sort(v: &mut Vec<Endpoint>, tmp: &mut Vec<Endpoint>) {
-    let mut counts = [0u32; 1 << 16];
-    for pass in 0..4 {
-        let shift = pass * 16;
+    let mut counts = [0usize; 256];
+    for pass in 0..8 {
+        let shift = pass * 8;
         counts.fill(0);
         for e in v.iter() {
-            counts[((e.key >> shift) & 0xFFFF) as usize] += 1;
+            counts[((e.key >> shift) & 0xFF) as usize] += 1;
         }
-        if counts.iter().any(|&c| c as usize == v.len()) {
+        if counts.contains(&v.len()) {
             continue;
         }
         let mut sum = 0;
@@ -463,8 +482,8 @@ fn radix_sort(v: &mut Vec<Endpoint>, tmp: &mut Vec<Endpoint>) {
             },
         );
         for e in v.iter() {
-            let d = ((e.key >> shift) & 0xFFFF) as usize;
-            tmp[counts[d] as usize] = *e;
+            let d = ((e.key >> shift) & 0xFF) as usize;
+            tmp[counts[d]] = *e;
             counts[d] += 1;
         }
         core::mem::swap(v, tmp);
