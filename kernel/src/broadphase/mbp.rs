@@ -16,7 +16,7 @@
 //! ignored (PhysX only reports it).
 
 use super::pair_manager::PairManager;
-use super::{report_from_keys, BodyPair, BroadPhase, LayerFilter, PairSearch};
+use super::{report_from_keys, BodyPair, BroadPhase, ChangeQueue, LayerFilter, PairSearch};
 use crate::body::{Bodies, MotionType};
 use crate::error::{PhysicsError, Result};
 use crate::math::Vec3;
@@ -255,10 +255,7 @@ pub(crate) struct Mbp {
     proxy_pos: Vec<u32>,
     out_of_bounds: Vec<u32>,
     oob_flag: Vec<bool>,
-    pending_add: Vec<u32>,
-    pending_remove: Vec<u32>,
-    moved: Vec<u32>,
-    moved_flag: Vec<bool>,
+    queue: ChangeQueue,
     pairs: PairManager,
     overflowed: u32,
 }
@@ -277,10 +274,7 @@ impl Mbp {
             proxy_pos: vec![NOT_PROXY; max_bodies],
             out_of_bounds: Vec::with_capacity(max_bodies),
             oob_flag: vec![false; max_bodies],
-            pending_add: Vec::with_capacity(max_bodies),
-            pending_remove: Vec::with_capacity(max_bodies),
-            moved: Vec::with_capacity(max_bodies),
-            moved_flag: vec![false; max_bodies],
+            queue: ChangeQueue::new(max_bodies),
             pairs: PairManager::new(max_pairs),
             overflowed: 0,
         };
@@ -427,32 +421,22 @@ impl Mbp {
 
 impl BroadPhase for Mbp {
     fn add(&mut self, slot: u32) {
-        self.pending_add.push(slot);
+        self.queue.add.push(slot);
     }
 
     fn remove(&mut self, slot: u32) {
-        if let Some(k) = self.pending_add.iter().position(|&s| s == slot) {
-            self.pending_add.swap_remove(k);
-        } else if self.in_mbp[slot as usize] {
-            self.pending_remove.push(slot);
-        }
-        if self.moved_flag[slot as usize] {
-            self.moved_flag[slot as usize] = false;
-            self.moved.retain(|&s| s != slot);
-        }
+        let present = self.in_mbp[slot as usize];
+        self.queue.queue_remove(slot, present);
     }
 
     fn moved(&mut self, slot: u32) {
-        let s = slot as usize;
-        if self.in_mbp[s] && !self.moved_flag[s] {
-            self.moved_flag[s] = true;
-            self.moved.push(slot);
-        }
+        let present = self.in_mbp[slot as usize];
+        self.queue.queue_moved(slot, present);
     }
 
     fn update(&mut self, bodies: &Bodies) -> PairSearch {
-        for k in 0..self.pending_remove.len() {
-            let s = self.pending_remove[k] as usize;
+        for k in 0..self.queue.remove.len() {
+            let s = self.queue.remove[k] as usize;
             self.unplace(s);
             self.in_mbp[s] = false;
             let p = self.proxy_pos[s] as usize;
@@ -462,21 +446,20 @@ impl BroadPhase for Mbp {
             }
             self.proxy_pos[s] = NOT_PROXY;
         }
-        self.pending_remove.clear();
-        for k in 0..self.moved.len() {
-            let s = self.moved[k] as usize;
-            self.moved_flag[s] = false;
+        self.queue.remove.clear();
+        for k in 0..self.queue.moved.len() {
+            let s = self.queue.moved[k] as usize;
             self.place(bodies, s);
         }
-        self.moved.clear();
-        for k in 0..self.pending_add.len() {
-            let s = self.pending_add[k] as usize;
+        self.queue.clear_moved();
+        for k in 0..self.queue.add.len() {
+            let s = self.queue.add[k] as usize;
             self.in_mbp[s] = true;
             self.proxy_pos[s] = self.proxies.len() as u32;
             self.proxies.push(s as u32);
             self.place(bodies, s);
         }
-        self.pending_add.clear();
+        self.queue.add.clear();
 
         // Regions in parallel, merged in region order through one set.
         self.regions

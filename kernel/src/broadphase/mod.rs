@@ -134,6 +134,58 @@ pub(crate) fn max_key(f: f32) -> u64 {
     ((encode(f) as u64) << 1) | 1
 }
 
+/// Additions, removals and moves queued between updates, shared by the
+/// incremental broad phases. A slot removed and re-used by a new body before
+/// the next update appears in both `remove` and `add`, removals applied first.
+pub(crate) struct ChangeQueue {
+    pub add: Vec<u32>,
+    pub remove: Vec<u32>,
+    pub moved: Vec<u32>,
+    moved_flag: Vec<bool>,
+}
+
+impl ChangeQueue {
+    pub fn new(max_bodies: usize) -> Self {
+        Self {
+            add: Vec::with_capacity(max_bodies),
+            remove: Vec::with_capacity(max_bodies),
+            moved: Vec::with_capacity(max_bodies),
+            moved_flag: vec![false; max_bodies],
+        }
+    }
+
+    /// Queues a removal; `present` says whether the structure holds the
+    /// slot already (else it may only be queued for addition).
+    pub fn queue_remove(&mut self, slot: u32, present: bool) {
+        if let Some(k) = self.add.iter().position(|&s| s == slot) {
+            self.add.swap_remove(k);
+        } else if present {
+            self.remove.push(slot);
+        }
+        if self.moved_flag[slot as usize] {
+            self.moved_flag[slot as usize] = false;
+            self.moved.retain(|&s| s != slot);
+        }
+    }
+
+    /// Queues a move once per update, for slots the structure holds.
+    pub fn queue_moved(&mut self, slot: u32, present: bool) {
+        let s = slot as usize;
+        if present && !self.moved_flag[s] {
+            self.moved_flag[s] = true;
+            self.moved.push(slot);
+        }
+    }
+
+    /// Forgets the applied moves.
+    pub fn clear_moved(&mut self) {
+        for &s in &self.moved {
+            self.moved_flag[s as usize] = false;
+        }
+        self.moved.clear();
+    }
+}
+
 /// The maintenance interface every broad phase implements; pairs are then
 /// read with [`BroadPhase::report`].
 pub(crate) trait BroadPhase {

@@ -23,7 +23,9 @@
 //! them by the bodies' current states and layers.
 
 use super::pair_manager::PairManager;
-use super::{max_key, min_key, report_from_keys, BodyPair, BroadPhase, LayerFilter, PairSearch};
+use super::{
+    max_key, min_key, report_from_keys, BodyPair, BroadPhase, ChangeQueue, LayerFilter, PairSearch,
+};
 use crate::body::{Bodies, MotionType};
 
 /// PhysX switches from per-box updates to a full insertion sort when more
@@ -54,11 +56,8 @@ pub(crate) struct Sap {
     count: usize,
     in_sap: Vec<bool>,
     is_static: Vec<bool>,
-    pending_add: Vec<u32>,
-    pending_remove: Vec<u32>,
+    queue: ChangeQueue,
     removing: Vec<bool>,
-    moved: Vec<u32>,
-    moved_flag: Vec<bool>,
     pairs: PairManager,
     /// Set when the pair set overflowed: pairs are rebuilt from scratch.
     resync: bool,
@@ -91,11 +90,8 @@ impl Sap {
             count: 0,
             in_sap: vec![false; max_bodies],
             is_static: vec![false; max_bodies],
-            pending_add: Vec::with_capacity(max_bodies),
-            pending_remove: Vec::with_capacity(max_bodies),
+            queue: ChangeQueue::new(max_bodies),
             removing: vec![false; max_bodies],
-            moved: Vec::with_capacity(max_bodies),
-            moved_flag: vec![false; max_bodies],
             pairs: PairManager::new(max_pairs),
             resync: false,
             merge: Vec::with_capacity(2 * max_bodies + 2),
@@ -183,11 +179,11 @@ impl Sap {
     }
 
     fn apply_removals(&mut self) {
-        if self.pending_remove.is_empty() {
+        if self.queue.remove.is_empty() {
             return;
         }
-        for k in 0..self.pending_remove.len() {
-            let s = self.pending_remove[k] as usize;
+        for k in 0..self.queue.remove.len() {
+            let s = self.queue.remove[k] as usize;
             self.removing[s] = true;
         }
         for axis in 0..3 {
@@ -201,29 +197,29 @@ impl Sap {
         let removing = &self.removing;
         self.pairs
             .retain(|p| !removing[p.a as usize] && !removing[p.b as usize]);
-        for k in 0..self.pending_remove.len() {
-            let s = self.pending_remove[k] as usize;
+        for k in 0..self.queue.remove.len() {
+            let s = self.queue.remove[k] as usize;
             self.removing[s] = false;
             self.in_sap[s] = false;
             self.pos[s] = [[NONE; 2]; 3];
             self.count -= 1;
         }
-        self.pending_remove.clear();
+        self.queue.remove.clear();
     }
 
     fn apply_insertions(&mut self, bodies: &Bodies) {
-        if self.pending_add.is_empty() {
+        if self.queue.add.is_empty() {
             return;
         }
-        for k in 0..self.pending_add.len() {
-            let s = self.pending_add[k] as usize;
+        for k in 0..self.queue.add.len() {
+            let s = self.queue.add[k] as usize;
             self.in_sap[s] = true;
             self.is_static[s] = bodies.motion(s) == MotionType::Static;
         }
         for axis in 0..3 {
             // new endpoints, radix sorted, merged into the axis in one pass
             self.new_eps.clear();
-            for &s in &self.pending_add {
+            for &s in &self.queue.add {
                 let (lo, hi) = Self::keys(bodies, s as usize, axis);
                 self.new_eps.push(Endpoint { key: lo, owner: s });
                 self.new_eps.push(Endpoint { key: hi, owner: s });
@@ -250,87 +246,52 @@ impl Sap {
                 self.pos[e.owner as usize][axis][e.is_max() as usize] = i as u32;
             }
         }
-        self.count += self.pending_add.len();
-        // Box pruning: proxies in min-x order, new ones and all of them.
+        self.count += self.queue.add.len();
+        let mut is_new = core::mem::take(&mut self.removing); // reuse as a flag array
+        for &s in &self.queue.add {
+            is_new[s as usize] = true;
+        }
+        self.prune_new(&is_new);
+        for &s in &self.queue.add {
+            is_new[s as usize] = false;
+        }
+        self.removing = is_new;
+        self.queue.add.clear();
+    }
+
+    /// Box pruning on x for every pair with at least one box flagged new:
+    /// new boxes against every box starting within their x extent after
+    /// them, and old boxes against the new boxes starting within theirs (a
+    /// pointer walk over the new boxes, both lists in min-x order). Each
+    /// x-overlapping pair is found once and confirmed on y and z; old boxes
+    /// are never swept against each other.
+    fn prune_new(&mut self, is_new: &[bool]) {
         self.by_min_x.clear();
         self.new_by_min_x.clear();
         for e in &self.axes[0] {
             if e.owner != SENTINEL_OWNER && !e.is_max() {
                 self.by_min_x.push(e.owner);
+                if is_new[e.owner as usize] {
+                    self.new_by_min_x.push(e.owner);
+                }
             }
         }
-        let mut is_new = core::mem::take(&mut self.removing); // reuse as a flag array
-        for &s in &self.pending_add {
-            is_new[s as usize] = true;
-        }
-        self.new_by_min_x.extend(
-            self.by_min_x
-                .iter()
-                .copied()
-                .filter(|&s| is_new[s as usize]),
-        );
-        // New boxes against every box starting within their x extent after
-        // them, and old boxes against the new boxes starting within theirs
-        // (a pointer walk over the new boxes, both lists in min-x order):
-        // every x-overlapping pair with a new box, each once, without
-        // sweeping old boxes against each other.
         let by_min_x = core::mem::take(&mut self.by_min_x);
         let new_by_min_x = core::mem::take(&mut self.new_by_min_x);
         let mut next_new = 0;
         for (k, &a) in by_min_x.iter().enumerate() {
             let [a_min, a_max] = self.pos[a as usize][0];
-            if is_new[a as usize] {
-                for &b in &by_min_x[k + 1..] {
-                    if self.pos[b as usize][0][0] >= a_max {
-                        break;
-                    }
-                    if self.overlap_on(a as usize, b as usize, 1)
-                        && self.overlap_on(a as usize, b as usize, 2)
-                    {
-                        self.add_pair(a, b);
-                    }
-                }
+            let candidates = if is_new[a as usize] {
+                &by_min_x[k + 1..]
             } else {
                 while next_new < new_by_min_x.len()
                     && self.pos[new_by_min_x[next_new] as usize][0][0] < a_min
                 {
                     next_new += 1;
                 }
-                for &b in &new_by_min_x[next_new..] {
-                    if self.pos[b as usize][0][0] >= a_max {
-                        break;
-                    }
-                    if self.overlap_on(a as usize, b as usize, 1)
-                        && self.overlap_on(a as usize, b as usize, 2)
-                    {
-                        self.add_pair(a, b);
-                    }
-                }
-            }
-        }
-        self.new_by_min_x = new_by_min_x;
-        self.by_min_x = by_min_x;
-        for &s in &self.pending_add {
-            is_new[s as usize] = false;
-        }
-        self.removing = is_new;
-        self.pending_add.clear();
-    }
-
-    /// Rebuilds every pair from the sorted axes (after an overflow).
-    fn rebuild_pairs(&mut self) {
-        self.pairs.clear();
-        self.resync = false;
-        self.by_min_x.clear();
-        for e in &self.axes[0] {
-            if e.owner != SENTINEL_OWNER && !e.is_max() {
-                self.by_min_x.push(e.owner);
-            }
-        }
-        let by_min_x = core::mem::take(&mut self.by_min_x);
-        for (k, &a) in by_min_x.iter().enumerate() {
-            let a_max = self.pos[a as usize][0][1];
-            for &b in &by_min_x[k + 1..] {
+                &new_by_min_x[next_new..]
+            };
+            for &b in candidates {
                 if self.pos[b as usize][0][0] >= a_max {
                     break;
                 }
@@ -342,17 +303,30 @@ impl Sap {
             }
         }
         self.by_min_x = by_min_x;
+        self.new_by_min_x = new_by_min_x;
+    }
+
+    /// Rebuilds every pair from the sorted axes (after an overflow): every
+    /// box counts as new.
+    fn rebuild_pairs(&mut self) {
+        self.pairs.clear();
+        self.resync = false;
+        let mut all = core::mem::take(&mut self.removing);
+        all.fill(true);
+        self.prune_new(&all);
+        all.fill(false);
+        self.removing = all;
     }
 
     fn apply_moves(&mut self, bodies: &Bodies) {
-        if self.moved.is_empty() {
+        if self.queue.moved.is_empty() {
             return;
         }
-        let few = (self.moved.len() as f32) < FULL_SORT_FRACTION * self.count as f32;
+        let few = (self.queue.moved.len() as f32) < FULL_SORT_FRACTION * self.count as f32;
         for axis in 0..3 {
             if few {
-                for k in 0..self.moved.len() {
-                    let s = self.moved[k] as usize;
+                for k in 0..self.queue.moved.len() {
+                    let s = self.queue.moved[k] as usize;
                     let (lo, hi) = Self::keys(bodies, s, axis);
                     let [pmin, pmax] = self.pos[s][axis];
                     let old_lo = self.axes[axis][pmin as usize].key;
@@ -369,8 +343,8 @@ impl Sap {
                     }
                 }
             } else {
-                for k in 0..self.moved.len() {
-                    let s = self.moved[k] as usize;
+                for k in 0..self.queue.moved.len() {
+                    let s = self.queue.moved[k] as usize;
                     let (lo, hi) = Self::keys(bodies, s, axis);
                     let [pmin, pmax] = self.pos[s][axis];
                     self.axes[axis][pmin as usize].key = lo;
@@ -393,36 +367,23 @@ impl Sap {
                 }
             }
         }
-        for &s in &self.moved {
-            self.moved_flag[s as usize] = false;
-        }
-        self.moved.clear();
+        self.queue.clear_moved();
     }
 }
 
 impl BroadPhase for Sap {
     fn add(&mut self, slot: u32) {
-        self.pending_add.push(slot);
+        self.queue.add.push(slot);
     }
 
     fn remove(&mut self, slot: u32) {
-        if let Some(k) = self.pending_add.iter().position(|&s| s == slot) {
-            self.pending_add.swap_remove(k);
-        } else if self.in_sap[slot as usize] {
-            self.pending_remove.push(slot);
-        }
-        if self.moved_flag[slot as usize] {
-            self.moved_flag[slot as usize] = false;
-            self.moved.retain(|&s| s != slot);
-        }
+        let present = self.in_sap[slot as usize];
+        self.queue.queue_remove(slot, present);
     }
 
     fn moved(&mut self, slot: u32) {
-        let s = slot as usize;
-        if self.in_sap[s] && !self.moved_flag[s] {
-            self.moved_flag[s] = true;
-            self.moved.push(slot);
-        }
+        let present = self.in_sap[slot as usize];
+        self.queue.queue_moved(slot, present);
     }
 
     fn update(&mut self, bodies: &Bodies) -> PairSearch {
