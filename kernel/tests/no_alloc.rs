@@ -66,8 +66,19 @@ fn update_does_not_allocate_in_steady_state() {
     fresh.update(scenes::DT, 1).unwrap();
     COUNTING.store(false, Ordering::Relaxed);
     drop(v);
-    assert!(ALLOCATIONS.load(Ordering::Relaxed) > 0, "the counting allocator must count");
+    assert!(
+        ALLOCATIONS.load(Ordering::Relaxed) > 0,
+        "the counting allocator must count"
+    );
 
-    assert_eq!(allocations_in_steady_state(scenes::pyramid(), 10, 100), 0, "pyramid");
-    assert_eq!(allocations_in_steady_state(scenes::towers(), 10, 100), 0, "towers");
+    assert_eq!(
+        allocations_in_steady_state(scenes::pyramid(), 10, 100),
+        0,
+        "pyramid"
+    );
+    assert_eq!(
+        allocations_in_steady_state(scenes::towers(), 10, 100),
+        0,
+        "towers"
+    );
 }

@@ -258,6 +258,10 @@ pub(crate) struct Mbp {
     queue: ChangeQueue,
     pairs: PairManager,
     overflowed: u32,
+    /// No two live regions share interior (a grid): a body strictly inside
+    /// one region then overlaps no other, so a move that keeps it inside
+    /// skips the scan over all regions.
+    regions_disjoint: bool,
 }
 
 const NOT_PROXY: u32 = u32::MAX;
@@ -277,6 +281,7 @@ impl Mbp {
             queue: ChangeQueue::new(max_bodies),
             pairs: PairManager::new(max_pairs),
             overflowed: 0,
+            regions_disjoint: true,
         };
         for (lo, hi) in bounds {
             mbp.add_region(lo, hi)?;
@@ -329,7 +334,22 @@ impl Mbp {
         &self.out_of_bounds
     }
 
+    fn update_disjoint(&mut self) {
+        let live: Vec<(Vec3, Vec3)> = self
+            .regions
+            .iter()
+            .filter(|r| r.live)
+            .map(|r| (r.min, r.max))
+            .collect();
+        self.regions_disjoint = live.iter().enumerate().all(|(i, a)| {
+            live[i + 1..]
+                .iter()
+                .all(|b| a.0.cmpge(b.1).any() || b.0.cmpge(a.1).any())
+        });
+    }
+
     fn remember_all_moved(&mut self) {
+        self.update_disjoint();
         for k in 0..self.proxies.len() {
             let s = self.proxies[k];
             BroadPhase::moved(self, s);
@@ -350,8 +370,26 @@ impl Mbp {
     fn place(&mut self, bodies: &Bodies, s: usize) {
         let (lo, hi) = (bodies.aabb_min.get(s), bodies.aabb_max.get(s));
         let is_static = bodies.motion(s) == MotionType::Static;
-        self.placed_static[s] = is_static;
         let old = self.membership[s];
+        if self.regions_disjoint && self.in_mbp[s] && self.placed_static[s] == is_static {
+            // still strictly inside its only region: nothing changes
+            let ones: u32 = old.iter().map(|w| w.count_ones()).sum();
+            if ones == 1 {
+                let id = old
+                    .iter()
+                    .enumerate()
+                    .find(|(_, w)| **w != 0)
+                    .map(|(k, w)| k * 64 + w.trailing_zeros() as usize);
+                if let Some(r) = id.map(|id| &mut self.regions[id]) {
+                    let inside = (0..3).all(|a| lo[a] > r.min[a] && hi[a] < r.max[a]);
+                    if inside {
+                        r.static_dirty |= is_static;
+                        return;
+                    }
+                }
+            }
+        }
+        self.placed_static[s] = is_static;
         let mut new = [0u64; 4];
         for (id, r) in self.regions.iter().enumerate() {
             if Self::region_overlaps(r, lo, hi) {
