@@ -402,6 +402,21 @@ impl Bodies {
         self.active_pos[i] != NOT_LISTED
     }
 
+    /// The AABB columns as SIMD lanes (padded with empty boxes to whole
+    /// lanes, so a lane load at any slot below the padded length is safe).
+    pub fn aabb_lanes(&self) -> archipelago_simd::AabbLanes<'_> {
+        let (min_x, min_y, min_z) = self.aabb_min.slices();
+        let (max_x, max_y, max_z) = self.aabb_max.slices();
+        archipelago_simd::AabbLanes {
+            min_x,
+            min_y,
+            min_z,
+            max_x,
+            max_y,
+            max_z,
+        }
+    }
+
     /// Recomputes the world inverse inertia from the rotation.
     pub fn update_world_inertia(&mut self, i: usize) {
         let inv = Vec3::from_array(self.inv_inertia_local[i]);

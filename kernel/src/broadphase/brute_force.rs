@@ -4,7 +4,7 @@
 
 use super::{reported, BodyPair, LayerFilter, PairSearch};
 use crate::body::Bodies;
-use archipelago_simd::{overlap_mask, AabbLanes, AabbRef, LANES};
+use archipelago_simd::{overlap_mask, AabbRef, LANES};
 
 /// Brute-force pair finder; writes into `pairs` (capacity preallocated, never
 /// grown past `max_pairs`).
@@ -18,17 +18,8 @@ pub(crate) fn find_pairs_brute_force(
     let mut dropped = 0u32;
     let high = bodies.slots.high_water();
     // Columns are padded with empty boxes to a multiple of 16 lanes, so the
-    // lane loop below can always read 8 slots at once.
-    let (min_x, min_y, min_z) = bodies.aabb_min.slices();
-    let (max_x, max_y, max_z) = bodies.aabb_max.slices();
-    let lanes = AabbLanes {
-        min_x,
-        min_y,
-        min_z,
-        max_x,
-        max_y,
-        max_z,
-    };
+    // lane loop below can always read a whole lane.
+    let lanes = bodies.aabb_lanes();
     let padded = bodies.aabb_min.padded_len();
     for i in 0..high {
         if !bodies.is_added(i) {

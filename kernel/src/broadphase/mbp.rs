@@ -548,16 +548,7 @@ impl BroadPhase for Mbp {
 
 /// Calls `hit(j)` for every body slot whose AABB overlaps slot `o`'s.
 fn brute_force_one(bodies: &Bodies, o: usize, mut hit: impl FnMut(usize)) {
-    let (min_x, min_y, min_z) = bodies.aabb_min.slices();
-    let (max_x, max_y, max_z) = bodies.aabb_max.slices();
-    let lanes = AabbLanes {
-        min_x,
-        min_y,
-        min_z,
-        max_x,
-        max_y,
-        max_z,
-    };
+    let lanes = bodies.aabb_lanes();
     let one = AabbRef {
         min: bodies.aabb_min.get(o),
         max: bodies.aabb_max.get(o),
