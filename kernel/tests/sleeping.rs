@@ -333,3 +333,33 @@ fn no_sleeping_when_disallowed() {
     assert!(run_until_asleep(&mut w, 300).is_none());
     assert_eq!(w.num_active_bodies(), 8);
 }
+
+/// Sensors never sleep (a sleeping sensor would stop seeing what enters
+/// it), while an identical non-sensor body beside it does.
+#[test]
+fn sensors_never_sleep() {
+    let mut w = PhysicsSystem::new(
+        Capacities::default(),
+        PhysicsSettings {
+            gravity: Vec3::ZERO,
+            ..PhysicsSettings::default()
+        },
+    )
+    .unwrap();
+    let at_rest = |x: f32| {
+        BodyCreationSettings::new(
+            Shape::sphere(0.5).unwrap(),
+            Vec3::new(x, 0.0, 0.0),
+            MotionType::Dynamic,
+        )
+    };
+    let sensor = w
+        .create_and_add_body(&at_rest(0.0).with_sensor(true))
+        .unwrap();
+    let plain = w.create_and_add_body(&at_rest(5.0)).unwrap();
+    for _ in 0..300 {
+        w.update(DT, 1).unwrap();
+    }
+    assert!(w.is_sleeping(plain).unwrap());
+    assert!(w.is_active(sensor).unwrap());
+}
