@@ -151,35 +151,6 @@ fn box_on_a_slope_sticks_or_slides_as_coulomb_says() {
 }
 
 #[test]
-fn kinematic_platform_lifts_a_box() {
-    let mut w = world(PhysicsSettings::default());
-    let platform = w
-        .create_and_add_body(&BodyCreationSettings::new(
-            Shape::cuboid(Vec3::new(2.0, 0.25, 2.0)).unwrap(),
-            Vec3::new(0.0, 0.25, 0.0),
-            MotionType::Kinematic,
-        ))
-        .unwrap();
-    let bx = w
-        .create_and_add_body(&scenes::cube(0.5, Vec3::new(0.0, 1.0, 0.0)))
-        .unwrap();
-    step(&mut w, 30);
-    for i in 1..=120 {
-        let target = Vec3::new(0.0, 0.25 + 0.01 * i as f32, 0.0);
-        w.move_kinematic(platform, target, Quat::IDENTITY, DT)
-            .unwrap();
-        step(&mut w, 1);
-    }
-    let top = w.position(platform).unwrap().y + 0.25;
-    let y = w.position(bx).unwrap().y;
-    assert!((w.position(platform).unwrap().y - 1.45).abs() < 1e-4);
-    assert!(
-        (y - (top + 0.5)).abs() < 0.02,
-        "box at {y}, platform top at {top}"
-    );
-}
-
-#[test]
 fn sensors_report_overlaps_but_push_nothing() {
     let mut w = world(PhysicsSettings {
         gravity: Vec3::ZERO,
