@@ -16,7 +16,7 @@
 //! ignored (PhysX only reports it).
 
 use super::pair_manager::PairManager;
-use super::{report_from_keys, BodyPair, BroadPhase, ChangeQueue, LayerFilter, PairSearch};
+use super::{BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch};
 use crate::body::{Bodies, MotionType};
 use crate::error::{PhysicsError, Result};
 use crate::math::Vec3;
@@ -257,6 +257,7 @@ pub(crate) struct Mbp {
     oob_flag: Vec<bool>,
     queue: ChangeQueue,
     pairs: PairManager,
+    reporter: KeyReport,
     overflowed: u32,
     /// No two live regions share interior (a grid): a body strictly inside
     /// one region then overlaps no other, so a move that keeps it inside
@@ -280,6 +281,7 @@ impl Mbp {
             oob_flag: vec![false; max_bodies],
             queue: ChangeQueue::new(max_bodies),
             pairs: PairManager::new(max_pairs),
+            reporter: KeyReport::new(max_pairs),
             overflowed: 0,
             regions_disjoint: true,
         };
@@ -540,7 +542,9 @@ impl BroadPhase for Mbp {
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
-        let mut search = report_from_keys(&self.pairs.pairs, bodies, filter, out, max_pairs);
+        let mut search = self
+            .reporter
+            .report(&self.pairs.pairs, bodies, filter, out, max_pairs);
         search.out_of_bounds = self.out_of_bounds.len() as u32;
         search
     }

@@ -298,33 +298,82 @@ impl BroadPhase for BruteForce {
     }
 }
 
-/// Copies the keys of a pair set that pass the filters into `out`, sorted,
-/// at most `max_pairs` (the rest are counted as dropped).
-pub(crate) fn report_from_keys(
-    keys: &[u64],
-    bodies: &Bodies,
-    filter: &LayerFilter,
-    out: &mut Vec<BodyPair>,
-    max_pairs: usize,
-) -> PairSearch {
-    out.clear();
-    for &k in keys {
-        let p = BodyPair {
-            a: (k >> 32) as u32,
-            b: k as u32,
-        };
-        if reported(bodies, filter, p.a as usize, p.b as usize) {
-            out.push(p);
+/// Turns a pair set's keys into the sorted, filtered pair list, with
+/// preallocated scratch (a pair set holds up to twice `max_body_pairs`, so
+/// the filtered keys are gathered here before at most `max_pairs` go out).
+pub(crate) struct KeyReport {
+    keys: Vec<u64>,
+    tmp: Vec<u64>,
+}
+
+impl KeyReport {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            keys: Vec::with_capacity(capacity),
+            tmp: Vec::with_capacity(capacity),
         }
     }
-    out.sort_unstable();
-    let mut search = PairSearch::default();
-    if out.len() > max_pairs {
-        // Same rule as the oracle: the highest pairs are the ones dropped.
-        search.dropped = (out.len() - max_pairs) as u32;
-        out.truncate(max_pairs);
+
+    /// Writes the keys that pass the filters to `out` as pairs in (a, b)
+    /// order, at most `max_pairs`: the highest pairs are the ones dropped,
+    /// the oracle's rule.
+    pub fn report(
+        &mut self,
+        keys: &[u64],
+        bodies: &Bodies,
+        filter: &LayerFilter,
+        out: &mut Vec<BodyPair>,
+        max_pairs: usize,
+    ) -> PairSearch {
+        self.keys.clear();
+        self.keys.extend(
+            keys.iter()
+                .copied()
+                .filter(|&k| reported(bodies, filter, (k >> 32) as usize, k as u32 as usize)),
+        );
+        // key = a << 32 | b, so key order is pair order
+        radix_sort_u64(&mut self.keys, &mut self.tmp);
+        out.clear();
+        let n = self.keys.len().min(max_pairs);
+        out.extend(self.keys[..n].iter().map(|&k| BodyPair {
+            a: (k >> 32) as u32,
+            b: k as u32,
+        }));
+        PairSearch {
+            dropped: (self.keys.len() - n) as u32,
+            ..PairSearch::default()
+        }
     }
-    search
+}
+
+/// LSD radix sort, 8 bits per pass, skipping passes whose digit is the same
+/// for every key (slot indices below 65536 leave 4 of the 8 passes).
+fn radix_sort_u64(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+    let mut counts = [0usize; 256];
+    for pass in 0..8 {
+        let shift = pass * 8;
+        counts.fill(0);
+        for &k in v.iter() {
+            counts[((k >> shift) & 0xFF) as usize] += 1;
+        }
+        if counts.contains(&v.len()) {
+            continue;
+        }
+        let mut sum = 0;
+        for c in counts.iter_mut() {
+            let n = *c;
+            *c = sum;
+            sum += n;
+        }
+        tmp.clear();
+        tmp.resize(v.len(), 0);
+        for &k in v.iter() {
+            let d = ((k >> shift) & 0xFF) as usize;
+            tmp[counts[d]] = k;
+            counts[d] += 1;
+        }
+        core::mem::swap(v, tmp);
+    }
 }
 
 #[cfg(test)]
@@ -351,6 +400,21 @@ mod tests {
                 assert_eq!(a <= b, min_key(a) < max_key(b), "{a} {b}");
             }
         }
+    }
+
+    #[test]
+    fn radix_sort_sorts_pair_keys() {
+        let mut x = 99u64;
+        let mut v: Vec<u64> = (0..5000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((x >> 40) << 32) | ((x >> 8) & 0xFFFFF)
+            })
+            .collect();
+        let mut expected = v.clone();
+        expected.sort_unstable();
+        radix_sort_u64(&mut v, &mut Vec::new());
+        assert_eq!(v, expected);
     }
 
     #[test]

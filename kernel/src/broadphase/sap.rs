@@ -24,7 +24,7 @@
 
 use super::pair_manager::PairManager;
 use super::{
-    max_key, min_key, report_from_keys, BodyPair, BroadPhase, ChangeQueue, LayerFilter, PairSearch,
+    max_key, min_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
 };
 use crate::body::{Bodies, MotionType};
 
@@ -59,6 +59,7 @@ pub(crate) struct Sap {
     queue: ChangeQueue,
     removing: Vec<bool>,
     pairs: PairManager,
+    reporter: KeyReport,
     /// Set when the pair set overflowed: pairs are rebuilt from scratch.
     resync: bool,
     // preallocated scratch
@@ -93,6 +94,7 @@ impl Sap {
             queue: ChangeQueue::new(max_bodies),
             removing: vec![false; max_bodies],
             pairs: PairManager::new(max_pairs),
+            reporter: KeyReport::new(max_pairs),
             resync: false,
             merge: Vec::with_capacity(2 * max_bodies + 2),
             new_eps: Vec::with_capacity(2 * max_bodies),
@@ -410,7 +412,8 @@ impl BroadPhase for Sap {
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
-        report_from_keys(&self.pairs.pairs, bodies, filter, out, max_pairs)
+        self.reporter
+            .report(&self.pairs.pairs, bodies, filter, out, max_pairs)
     }
 }
 
