@@ -16,7 +16,9 @@
 //! ignored (PhysX only reports it).
 
 use super::pair_manager::PairManager;
-use super::{BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch};
+use super::{
+    radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
+};
 use crate::body::{Bodies, MotionType};
 use crate::error::{PhysicsError, Result};
 use crate::math::Vec3;
@@ -109,7 +111,7 @@ impl SortedBoxes {
                 .iter()
                 .map(|&s| (super::encode(bodies.aabb_min.x[s as usize]), s)),
         );
-        radix_sort_pairs(keys, tmp);
+        radix_sort_by_key(keys, tmp, |&(k, _)| k as u64);
         self.slots.clear();
         for a in 0..3 {
             self.min[a].clear();
@@ -569,35 +571,5 @@ fn brute_force_one(bodies: &Bodies, o: usize, mut hit: impl FnMut(usize)) {
             }
         }
         start += LANES;
-    }
-}
-
-/// LSD radix sort of `(key, slot)` by key, 8 bits per pass, stable (equal
-/// keys keep member order, which is deterministic).
-fn radix_sort_pairs(v: &mut Vec<(u32, u32)>, tmp: &mut Vec<(u32, u32)>) {
-    let mut counts = [0usize; 256];
-    for pass in 0..4 {
-        let shift = pass * 8;
-        counts.fill(0);
-        for &(k, _) in v.iter() {
-            counts[((k >> shift) & 0xFF) as usize] += 1;
-        }
-        if counts.contains(&v.len()) {
-            continue;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = sum;
-            sum += n;
-        }
-        tmp.clear();
-        tmp.resize(v.len(), (0, 0));
-        for &(k, s) in v.iter() {
-            let d = ((k >> shift) & 0xFF) as usize;
-            tmp[counts[d]] = (k, s);
-            counts[d] += 1;
-        }
-        core::mem::swap(v, tmp);
     }
 }

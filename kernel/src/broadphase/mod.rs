@@ -332,7 +332,7 @@ impl KeyReport {
                 .filter(|&k| reported(bodies, filter, (k >> 32) as usize, k as u32 as usize)),
         );
         // key = a << 32 | b, so key order is pair order
-        radix_sort_u64(&mut self.keys, &mut self.tmp);
+        radix_sort_by_key(&mut self.keys, &mut self.tmp, |&k| k);
         out.clear();
         let n = self.keys.len().min(max_pairs);
         out.extend(self.keys[..n].iter().map(|&k| BodyPair {
@@ -346,15 +346,22 @@ impl KeyReport {
     }
 }
 
-/// LSD radix sort, 8 bits per pass, skipping passes whose digit is the same
-/// for every key (slot indices below 65536 leave 4 of the 8 passes).
-fn radix_sort_u64(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+/// Stable LSD radix sort of `v` by a `u64` key, 8 bits per pass, skipping
+/// passes whose digit is the same for every item (keys built from slot
+/// indices or encoded floats leave most of the 8 passes out). `tmp` is
+/// scratch of the same capacity, so nothing is allocated in steady state.
+/// Shared by the SAP endpoints, MBP's region lists and the pair reports.
+pub(crate) fn radix_sort_by_key<T: Copy + Default>(
+    v: &mut Vec<T>,
+    tmp: &mut Vec<T>,
+    key: impl Fn(&T) -> u64,
+) {
     let mut counts = [0usize; 256];
     for pass in 0..8 {
         let shift = pass * 8;
         counts.fill(0);
-        for &k in v.iter() {
-            counts[((k >> shift) & 0xFF) as usize] += 1;
+        for x in v.iter() {
+            counts[((key(x) >> shift) & 0xFF) as usize] += 1;
         }
         if counts.contains(&v.len()) {
             continue;
@@ -366,10 +373,10 @@ fn radix_sort_u64(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
             sum += n;
         }
         tmp.clear();
-        tmp.resize(v.len(), 0);
-        for &k in v.iter() {
-            let d = ((k >> shift) & 0xFF) as usize;
-            tmp[counts[d]] = k;
+        tmp.resize(v.len(), T::default());
+        for x in v.iter() {
+            let d = ((key(x) >> shift) & 0xFF) as usize;
+            tmp[counts[d]] = *x;
             counts[d] += 1;
         }
         core::mem::swap(v, tmp);
@@ -413,7 +420,7 @@ mod tests {
             .collect();
         let mut expected = v.clone();
         expected.sort_unstable();
-        radix_sort_u64(&mut v, &mut Vec::new());
+        radix_sort_by_key(&mut v, &mut Vec::new(), |&k| k);
         assert_eq!(v, expected);
     }
 

@@ -24,7 +24,8 @@
 
 use super::pair_manager::PairManager;
 use super::{
-    max_key, min_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
+    max_key, min_key, radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter,
+    PairSearch,
 };
 use crate::body::{Bodies, MotionType};
 
@@ -35,7 +36,7 @@ pub(crate) const FULL_SORT_FRACTION: f32 = 0.2;
 const NONE: u32 = u32::MAX;
 const SENTINEL_OWNER: u32 = u32::MAX;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 struct Endpoint {
     key: u64,
     owner: u32,
@@ -226,7 +227,7 @@ impl Sap {
                 self.new_eps.push(Endpoint { key: lo, owner: s });
                 self.new_eps.push(Endpoint { key: hi, owner: s });
             }
-            radix_sort(&mut self.new_eps, &mut self.radix_tmp);
+            radix_sort_by_key(&mut self.new_eps, &mut self.radix_tmp, |e| e.key);
             let old = &self.axes[axis];
             self.merge.clear();
             let (mut i, mut j) = (0, 0);
@@ -414,42 +415,5 @@ impl BroadPhase for Sap {
     ) -> PairSearch {
         self.reporter
             .report(&self.pairs.pairs, bodies, filter, out, max_pairs)
-    }
-}
-
-/// LSD radix sort of endpoints by key, 8 bits per pass; passes whose digit
-/// is the same for every key are skipped (keys use 33 of their 64 bits, so
-/// at most 5 passes run). Small count arrays keep small batches cheap.
-fn radix_sort(v: &mut Vec<Endpoint>, tmp: &mut Vec<Endpoint>) {
-    let mut counts = [0usize; 256];
-    for pass in 0..8 {
-        let shift = pass * 8;
-        counts.fill(0);
-        for e in v.iter() {
-            counts[((e.key >> shift) & 0xFF) as usize] += 1;
-        }
-        if counts.contains(&v.len()) {
-            continue;
-        }
-        let mut sum = 0;
-        for c in counts.iter_mut() {
-            let n = *c;
-            *c = sum;
-            sum += n;
-        }
-        tmp.clear();
-        tmp.resize(
-            v.len(),
-            Endpoint {
-                key: 0,
-                owner: SENTINEL_OWNER,
-            },
-        );
-        for e in v.iter() {
-            let d = ((e.key >> shift) & 0xFF) as usize;
-            tmp[counts[d]] = *e;
-            counts[d] += 1;
-        }
-        core::mem::swap(v, tmp);
     }
 }
