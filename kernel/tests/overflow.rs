@@ -7,8 +7,8 @@ const DT: f32 = 1.0 / 60.0;
 
 /// Boxes dropped onto each other so that many manifolds of differing depth
 /// exist in the same step.
-fn pile(capacities: Capacities) -> PhysicsSystem {
-    let mut w = PhysicsSystem::new(capacities, PhysicsSettings::default()).unwrap();
+fn pile(capacities: Capacities, settings: PhysicsSettings) -> PhysicsSystem {
+    let mut w = PhysicsSystem::new(capacities, settings).unwrap();
     w.create_and_add_body(&scenes::floor()).unwrap();
     for i in 0..60 {
         let p = Vec3::new(
@@ -30,12 +30,12 @@ fn deepest(c: &Contact) -> f32 {
 
 #[test]
 fn full_contact_buffer_keeps_the_deepest_manifolds() {
-    let mut roomy = pile(Capacities::default());
+    let mut roomy = pile(Capacities::default(), PhysicsSettings::default());
     let tight_caps = Capacities {
         max_contact_constraints: 40,
         ..Capacities::default()
     };
-    let mut tight = pile(tight_caps);
+    let mut tight = pile(tight_caps, PhysicsSettings::default());
     let full = roomy.update(DT, 1).unwrap();
     let stats = tight.update(DT, 1).unwrap();
     assert!(
@@ -94,19 +94,7 @@ fn full_pair_buffer_drops_and_counts_pairs() {
             broad_phase: kind,
             ..PhysicsSettings::default()
         };
-        let build = |caps: Capacities| {
-            let mut w = PhysicsSystem::new(caps, settings).unwrap();
-            w.create_and_add_body(&scenes::floor()).unwrap();
-            for i in 0..60 {
-                let p = Vec3::new(
-                    (i % 6) as f32 * 0.95 - 2.5,
-                    0.48 + (i / 6) as f32 * 0.97,
-                    0.0,
-                );
-                w.create_and_add_body(&scenes::cube(0.5, p)).unwrap();
-            }
-            w
-        };
+        let build = |caps: Capacities| pile(caps, settings);
         let mut roomy = build(Capacities::default());
         let mut tight = build(Capacities {
             max_body_pairs: 25,
