@@ -1,9 +1,9 @@
 //! Contact cache: last step's manifolds, kept for warm starting.
 //!
 //! Manifolds come out of the narrow phase sorted by body pair, and the cache
-//! keeps them in that order, so finding last step's manifold of each pair is a
-//! single merge walk over two sorted lists: no hash table, no allocation, and
-//! an order that depends on body indices alone. If the pair's normal turned
+//! keeps them in that order, so each manifold finds last step's by binary
+//! search (in parallel) and storing is one merge walk: no hash table, no
+//! allocation, and an order that depends on body indices alone. If the pair's normal turned
 //! less than `contact_normal_preserve_cos`, the manifold keeps its friction
 //! impulse, and each new point takes the normal impulse of the old point
 //! nearest to it in body A's frame within `contact_point_preserve_distance`
@@ -11,7 +11,11 @@
 
 use crate::body::Bodies;
 use crate::collide::MAX_POINTS;
+use crate::jobs::StepCtx;
 use crate::math::Vec3;
+
+/// Manifolds matched per warm-start job.
+const MANIFOLDS_PER_JOB: usize = 256;
 use crate::narrowphase::Manifold;
 
 #[derive(Debug, Clone, Copy)]
@@ -37,46 +41,48 @@ impl ContactCache {
         }
     }
 
-    /// Copies matching impulses from last step into `manifolds` (which must be
-    /// sorted by pair key). Returns how many points were warm-started.
+    /// Copies matching impulses from last step into `manifolds`, in
+    /// parallel: each manifold finds its pair by binary search in last
+    /// step's pair-sorted list. Returns how many points were warm-started.
     pub fn warm_start(
         &self,
+        ctx: &StepCtx,
         manifolds: &mut [Manifold],
         preserve_distance: f32,
         normal_cos: f32,
     ) -> u32 {
         let max_d2 = preserve_distance * preserve_distance;
-        let mut matched = 0;
-        let mut j = 0;
-        for m in manifolds.iter_mut() {
-            let key = m.pair.key();
-            while j < self.previous.len() && self.previous[j].key < key {
-                j += 1;
-            }
-            m.normal_impulse = [0.0; MAX_POINTS];
-            m.friction_impulse = [0.0; 3];
-            let Some(old) = self.previous.get(j).filter(|o| o.key == key) else {
-                continue;
-            };
-            if old.normal.dot(m.normal) < normal_cos {
-                continue;
-            }
-            m.friction_impulse = old.friction_impulse;
-            for k in 0..m.count as usize {
-                let mut best = (max_d2, None);
-                for o in 0..old.count as usize {
-                    let d2 = (old.local_a[o] - m.local_a[k]).length_squared();
-                    if d2 <= best.0 {
-                        best = (d2, Some(o));
+        let previous = &self.previous[..];
+        ctx.par_chunks_mut("match cache", manifolds, MANIFOLDS_PER_JOB, |_, chunk| {
+            let mut matched = 0;
+            for m in chunk {
+                m.normal_impulse = [0.0; MAX_POINTS];
+                m.friction_impulse = [0.0; 3];
+                let key = m.pair.key();
+                let Ok(j) = previous.binary_search_by_key(&key, |c| c.key) else {
+                    continue;
+                };
+                let old = &previous[j];
+                if old.normal.dot(m.normal) < normal_cos {
+                    continue;
+                }
+                m.friction_impulse = old.friction_impulse;
+                for k in 0..m.count as usize {
+                    let mut best = (max_d2, None);
+                    for o in 0..old.count as usize {
+                        let d2 = (old.local_a[o] - m.local_a[k]).length_squared();
+                        if d2 <= best.0 {
+                            best = (d2, Some(o));
+                        }
+                    }
+                    if let Some(o) = best.1 {
+                        m.normal_impulse[k] = old.normal_impulse[o];
+                        matched += 1;
                     }
                 }
-                if let Some(o) = best.1 {
-                    m.normal_impulse[k] = old.normal_impulse[o];
-                    matched += 1;
-                }
             }
-        }
-        matched
+            matched
+        })
     }
 
     /// Replaces the cache with this step's solved manifolds, keeping last

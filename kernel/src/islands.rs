@@ -227,8 +227,19 @@ impl IslandBuilder {
     }
 
     /// Manifold indices of the contacts in island `i` (`GetContactsInIsland`).
+    #[cfg(test)]
     pub fn contacts_in_island(&self, i: usize) -> &[u32] {
         &self.contacts[self.contact_start[i] as usize..self.contact_start[i + 1] as usize]
+    }
+
+    /// Every island's contacts, island after island.
+    pub fn all_contacts(&self) -> &[u32] {
+        &self.contacts
+    }
+
+    /// `all_contacts()[start..end]` of island `i`.
+    pub fn contact_range(&self, i: usize) -> (u32, u32) {
+        (self.contact_start[i], self.contact_start[i + 1])
     }
 
     /// Island of active body `i`, or `NO_ISLAND`.

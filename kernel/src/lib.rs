@@ -7,6 +7,7 @@
 //!
 //! ```
 //! use archipelago::{BodyCreationSettings, Capacities, MotionType, PhysicsSettings, PhysicsSystem, Shape, Vec3};
+//! let pool = archipelago::build_pinned_pool(Some(2)).unwrap().pool;
 //! let mut world = PhysicsSystem::new(Capacities::default(), PhysicsSettings::default()).unwrap();
 //! let floor = Shape::cuboid(Vec3::new(50.0, 1.0, 50.0)).unwrap();
 //! world.create_and_add_body(&BodyCreationSettings::new(floor, Vec3::new(0.0, -1.0, 0.0), MotionType::Static)).unwrap();
@@ -14,7 +15,7 @@
 //!     .create_and_add_body(&BodyCreationSettings::new(Shape::sphere(0.5).unwrap(), Vec3::new(0.0, 2.0, 0.0), MotionType::Dynamic))
 //!     .unwrap();
 //! for _ in 0..120 {
-//!     world.update(1.0 / 60.0, 1).unwrap();
+//!     world.update(1.0 / 60.0, 1, &pool).unwrap();
 //! }
 //! assert!((world.position(ball).unwrap().y - 0.5).abs() < 0.03);
 //! ```
@@ -23,9 +24,11 @@ mod body;
 mod broadphase;
 mod collide;
 mod contact_cache;
+mod disjoint;
 mod error;
 mod integrate;
 mod islands;
+mod jobs;
 mod math;
 mod narrowphase;
 mod pipeline;
@@ -34,7 +37,10 @@ mod settings;
 mod shape;
 mod sleep;
 mod solver;
+mod splitter;
 mod system;
+mod thread_pool;
+mod trace;
 
 pub use body::{
     BodyCreationSettings, BodyId, MassSpec, MotionType, MAX_OBJECT_LAYERS, ROTATION_NORM_TOLERANCE,
@@ -47,3 +53,7 @@ pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};
 pub use settings::{Capacities, PhysicsSettings};
 pub use shape::Shape;
 pub use system::{Contact, ContactPoint, PhysicsSystem};
+pub use thread_pool::{build_pinned_pool, detect_cores, CoreTopology, PinnedPool, Pinning};
+pub use trace::{SliceKind, StepTrace, TraceEvent, WorkSpan};
+/// The pool type `update` runs on.
+pub use rayon::ThreadPool;

@@ -21,6 +21,10 @@ use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::narrowphase::Manifold;
 use crate::sleep::{can_wake_others, put_island_to_sleep, update_sleep_state, wake_island};
 use crate::system::PhysicsSystem;
+use crate::jobs::StepCtx;
+use crate::thread_pool::{pinning_from_bits, Pinning};
+use crate::trace::Tracer;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Problems a step worked around (Jolt's `EPhysicsUpdateError`): the step
@@ -131,6 +135,17 @@ pub struct StepStats {
     /// [`PhysicsSystem::out_of_bounds_bodies`](crate::PhysicsSystem::out_of_bounds_bodies)).
     pub out_of_bounds: u32,
     pub warnings: UpdateWarnings,
+    /// Workers in the pool the step ran on.
+    pub threads: u32,
+    /// How the workers that ran the step were tied to cores.
+    pub pinning: Pinning,
+    /// Islands big enough to split (last collision step).
+    pub large_islands: u32,
+    /// Non-empty splits over all large islands (last collision step).
+    pub splits: u32,
+    /// Constraints per split, summed over the large islands; index 31 is
+    /// the non-parallel split (last collision step).
+    pub split_items: [u32; crate::splitter::NUM_SPLITS],
 }
 
 impl StepStats {
@@ -140,31 +155,62 @@ impl StepStats {
     }
 }
 
-/// Runs `f`, adding its wall time to `slot`.
-#[inline]
-fn timed<T>(slot: &mut Duration, f: impl FnOnce() -> T) -> T {
-    let t0 = Instant::now();
-    let r = f();
-    *slot += t0.elapsed();
-    r
-}
-
 impl PhysicsSystem {
-    /// Advances the world by `dt` seconds in `collision_steps` equal sub-steps.
+    /// Advances the world by `dt` seconds in `collision_steps` equal
+    /// sub-steps, on the workers of `pool` (see
+    /// [`build_pinned_pool`](crate::build_pinned_pool)). The result is
+    /// bit-identical for any number of workers.
     ///
     /// `dt <= 0` or a world without awake bodies does nothing but report.
     /// A non-finite `dt` or `collision_steps == 0` is refused.
-    pub fn update(&mut self, dt: f32, collision_steps: u32) -> Result<StepStats> {
+    ///
+    /// Called from outside the pool, this hands the step to the pool (one
+    /// injected job, which rayon's queue allocates a block for every 63
+    /// calls); called from inside one of its workers, it allocates nothing
+    /// in steady state.
+    pub fn update(
+        &mut self,
+        dt: f32,
+        collision_steps: u32,
+        pool: &rayon::ThreadPool,
+    ) -> Result<StepStats> {
         if !dt.is_finite() || collision_steps == 0 {
             return Err(PhysicsError::InvalidTimeStep);
         }
+        let tracer = self
+            .trace_armed
+            .then(|| Tracer::new(pool.current_num_threads()));
+        self.trace_armed = false;
+        let pin_bits = AtomicU32::new(0);
+        let ctx = StepCtx {
+            threads: pool.current_num_threads(),
+            tracer: tracer.as_ref(),
+            pin_bits: &pin_bits,
+        };
+        let stats = pool.install(|| self.step(dt, collision_steps, &ctx));
+        let threads = ctx.threads as u32;
+        drop(ctx);
+        if let Some(t) = tracer {
+            self.last_trace = Some(t.finish());
+        }
+        let stats = StepStats {
+            pinning: pinning_from_bits(pin_bits.load(Ordering::Relaxed)),
+            threads,
+            ..stats
+        };
+        self.last_stats = stats;
+        debug_assert_eq!(self.check_sleep_invariants(), Ok(()));
+        Ok(stats)
+    }
+
+    fn step(&mut self, dt: f32, collision_steps: u32, ctx: &StepCtx) -> StepStats {
         let t0 = Instant::now();
         let mut stats = StepStats::default();
         if dt > 0.0 && !self.bodies.active.is_empty() {
             let sub_dt = dt / collision_steps as f32;
             for step in 0..collision_steps {
                 let last = step + 1 == collision_steps;
-                self.collision_step(sub_dt, last.then_some(dt), &mut stats);
+                self.collision_step(ctx, sub_dt, last.then_some(dt), &mut stats);
             }
         } else {
             // Nothing simulated: no contacts this step (the cache keeps the
@@ -175,87 +221,106 @@ impl PhysicsSystem {
         stats.active_bodies = self.bodies.active.len() as u32;
         stats.sleeping_islands = self.bodies.sleeping_islands as u32;
         stats.total = t0.elapsed();
-        self.last_stats = stats;
-        debug_assert_eq!(self.check_sleep_invariants(), Ok(()));
-        Ok(stats)
+        stats
     }
 
     /// One collision step of `dt`; `sleep_dt` is the whole update's `dt` on
     /// the last collision step (the only one that runs the sleep test).
-    fn collision_step(&mut self, dt: f32, sleep_dt: Option<f32>, stats: &mut StepStats) {
+    fn collision_step(
+        &mut self,
+        ctx: &StepCtx,
+        dt: f32,
+        sleep_dt: Option<f32>,
+        stats: &mut StepStats,
+    ) {
         let s = self.settings;
         let times = &mut stats.times;
         let bodies = &mut self.bodies;
         let max_pairs = self.capacities.max_body_pairs;
 
         let broad = &mut self.broad;
-        let (maintained, search, woken) = timed(&mut times.broad_phase, || {
-            let maintained = broad.update(bodies);
-            let mut woken = 0;
-            loop {
-                let search = broad.report(bodies, &s.layer_filter, &mut self.pairs, max_pairs);
-                let now = wake_touched(bodies, &mut self.pairs, s.speculative_contact_distance);
-                woken += now;
-                if now == 0 {
-                    break (maintained, search, woken);
+        let pairs = &mut self.pairs;
+        let (maintained, search, woken) = ctx.phase("broad_phase", &mut times.broad_phase, || {
+            ctx.serial("broad phase", || {
+                let maintained = broad.update(bodies);
+                let mut woken = 0;
+                loop {
+                    let search = broad.report(bodies, &s.layer_filter, pairs, max_pairs);
+                    let now = wake_touched(bodies, pairs, s.speculative_contact_distance);
+                    woken += now;
+                    if now == 0 {
+                        break (maintained, search, woken);
+                    }
                 }
-            }
+            })
         });
         stats.bodies_woken += woken;
         stats.pairs_created += maintained.created;
         stats.pairs_deleted += maintained.deleted;
         stats.out_of_bounds = search.out_of_bounds;
 
-        timed(&mut times.apply_forces, || apply_forces(bodies, &s, dt));
+        ctx.phase("apply_forces", &mut times.apply_forces, || {
+            ctx.serial("apply forces", || apply_forces(bodies, &s, dt))
+        });
 
-        let narrow = timed(&mut times.narrow_phase, || {
+        let narrow = ctx.phase("narrow_phase", &mut times.narrow_phase, || {
             self.narrow
-                .run(bodies, &self.pairs, s.speculative_contact_distance)
+                .run(ctx, bodies, &self.pairs, s.speculative_contact_distance)
         });
         let manifolds = &mut self.narrow.manifolds;
 
         let islands = &mut self.islands;
-        timed(&mut times.islands, || {
-            build_islands(islands, bodies, manifolds)
+        ctx.phase("islands", &mut times.islands, || {
+            build_islands(ctx, islands, bodies, manifolds)
         });
 
-        let warm = timed(&mut times.setup, || {
+        let (warm, split) = ctx.phase("setup", &mut times.setup, || {
             let warm = self.cache.warm_start(
+                ctx,
                 manifolds,
                 s.contact_point_preserve_distance,
                 s.contact_normal_preserve_cos,
             );
-            self.solver.setup(bodies, manifolds, islands, &s, dt);
-            warm
+            let split = self.solver.setup(ctx, bodies, manifolds, islands, &s, dt);
+            (warm, split)
         });
 
-        timed(&mut times.velocity_solve, || {
-            self.solver.solve_velocities(s.velocity_iterations);
-            self.solver.finish_velocities(bodies, manifolds);
+        ctx.phase("velocity_solve", &mut times.velocity_solve, || {
+            self.solver.solve_velocities(ctx, s.velocity_iterations);
+            self.solver.finish_velocities(ctx, bodies, manifolds);
         });
 
-        timed(&mut times.integrate, || integrate_positions(bodies, &s, dt));
+        ctx.phase("integrate", &mut times.integrate, || {
+            ctx.serial("integrate", || integrate_positions(bodies, &s, dt))
+        });
 
-        timed(&mut times.position_solve, || {
-            self.solver.solve_positions(bodies, manifolds, &s)
+        ctx.phase("position_solve", &mut times.position_solve, || {
+            self.solver.solve_positions(ctx, bodies, manifolds, &s)
         });
 
         if let Some(sleep_dt) = sleep_dt {
-            let slept = timed(&mut times.sleep, || {
-                sleep_islands(bodies, islands, &mut self.sleep_scratch, &s, sleep_dt)
+            let slept = ctx.phase("sleep", &mut times.sleep, || {
+                ctx.serial("sleep test", || {
+                    sleep_islands(bodies, islands, &mut self.sleep_scratch, &s, sleep_dt)
+                })
             });
             stats.bodies_put_to_sleep += slept;
         }
 
-        timed(&mut times.update_bounds, || {
-            update_bounds(bodies, s.speculative_contact_distance);
-            for &i in &bodies.active {
-                broad.moved(i);
-            }
-            self.cache.store(manifolds, bodies);
+        ctx.phase("update_bounds", &mut times.update_bounds, || {
+            ctx.serial("update bounds", || {
+                update_bounds(bodies, s.speculative_contact_distance);
+                for &i in &bodies.active {
+                    broad.moved(i);
+                }
+            });
+            ctx.serial("store cache", || self.cache.store(manifolds, bodies));
         });
 
         stats.islands = islands.num_islands() as u32;
+        stats.large_islands = split.large_islands;
+        stats.split_items = split.split_items;
+        stats.splits = split.split_items.iter().filter(|&&n| n > 0).count() as u32;
         stats.body_pairs = self.pairs.len() as u32;
         stats.manifolds = manifolds.len() as u32;
         stats.contact_points = manifolds.iter().map(|m| m.count).sum();
@@ -314,27 +379,34 @@ fn wake_touched(
 /// Links every solvable contact between two awake dynamic bodies and
 /// finalizes the islands.
 fn build_islands(
+    ctx: &StepCtx,
     islands: &mut crate::islands::IslandBuilder,
     bodies: &Bodies,
     manifolds: &[Manifold],
 ) {
-    islands.init(
-        bodies
-            .active
-            .iter()
-            .map(|&i| bodies.motion(i as usize) == MotionType::Dynamic),
-    );
+    ctx.serial("init islands", || {
+        islands.init(
+            bodies
+                .active
+                .iter()
+                .map(|&i| bodies.motion(i as usize) == MotionType::Dynamic),
+        )
+    });
     let node = |i: u32| -> Option<u32> {
         let i = i as usize;
         (bodies.motion(i) == MotionType::Dynamic && bodies.is_active(i))
             .then(|| bodies.active_pos[i])
     };
-    for m in manifolds.iter().filter(|m| !m.sensor) {
-        if let (Some(a), Some(b)) = (node(m.pair.a), node(m.pair.b)) {
-            islands.link(a, b);
+    // Lock-free links: the result does not depend on the order of the calls.
+    let builder: &crate::islands::IslandBuilder = islands;
+    ctx.par_for("link islands", manifolds.len(), LINKS_PER_JOB, |range| {
+        for m in manifolds[range].iter().filter(|m| !m.sensor) {
+            if let (Some(a), Some(b)) = (node(m.pair.a), node(m.pair.b)) {
+                builder.link(a, b);
+            }
         }
-    }
-    islands.finalize(
+    });
+    ctx.serial("finalize islands", || islands.finalize(
         manifolds.len(),
         |k| {
             let m = &manifolds[k];
@@ -344,8 +416,11 @@ fn build_islands(
             node(m.pair.a).or_else(|| node(m.pair.b))
         },
         |i| bodies.active[i as usize],
-    );
+    ));
 }
+
+/// Contacts linked per island-building job.
+const LINKS_PER_JOB: usize = 512;
 
 /// The sleep test: every body of every island updates its test, and islands
 /// whose bodies can all sleep go to sleep together. Returns how many bodies

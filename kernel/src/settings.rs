@@ -78,6 +78,11 @@ pub struct PhysicsSettings {
     pub layer_filter: LayerFilter,
     /// Global switch: no island ever sleeps when false.
     pub allow_sleeping: bool,
+    /// Split islands of at least 128 constraints so several workers can
+    /// solve one island (Jolt's `LargeIslandSplitter`). Results differ
+    /// with it on and off (constraints are solved in another order), but
+    /// each is the same at every thread count.
+    pub use_large_island_splitter: bool,
     /// A body must be still this long (s) before its island may sleep.
     pub time_before_sleep: f32,
     /// "Still" means each of the body's three sleep test points stayed
@@ -107,6 +112,7 @@ impl Default for PhysicsSettings {
             broad_phase: BroadPhaseKind::default(),
             layer_filter: LayerFilter::default(),
             allow_sleeping: true,
+            use_large_island_splitter: true,
             time_before_sleep: 0.5,
             point_velocity_sleep_threshold: 0.03,
         }

@@ -25,7 +25,10 @@
 
 use crate::body::{Bodies, MotionType};
 use crate::collide::MAX_POINTS;
+use crate::disjoint::Disjoint;
 use crate::islands::IslandBuilder;
+use crate::jobs::{Schedule, StepCtx};
+use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NUM_SPLITS};
 use crate::math::{perpendicular, Mat3, Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
@@ -146,14 +149,141 @@ struct FaceBlock {
 /// allowed, in m/s.
 const BLOCK_TARGET_FIT: f32 = 1e-4;
 
+/// Per-manifold marker: not solved (sensor, or no awake dynamic body).
+const NO_CONSTRAINT: u32 = u32::MAX;
+
+const EMPTY_AXIS: Axis = Axis {
+    ra_x: Vec3::ZERO,
+    rb_x: Vec3::ZERO,
+    inv_i_ra_x: Vec3::ZERO,
+    inv_i_rb_x: Vec3::ZERO,
+    mass: 0.0,
+    impulse: 0.0,
+};
+
+const EMPTY_CONSTRAINT: ContactConstraint = ContactConstraint {
+    a: 0,
+    b: 0,
+    inv_mass_a: 0.0,
+    inv_mass_b: 0.0,
+    normal: Vec3::ZERO,
+    tangent: [Vec3::ZERO; 2],
+    friction: 0.0,
+    count: 0,
+    manifold: 0,
+    points: [PointConstraint {
+        normal: EMPTY_AXIS,
+        target_velocity: 0.0,
+    }; MAX_POINTS],
+    friction_rows: [EMPTY_AXIS; 2],
+    twist: EMPTY_AXIS,
+    twist_radius: 0.0,
+    block: None,
+};
+
+/// Constraints built per setup job.
+const SETUP_CHUNK: usize = 64;
+/// Manifolds per impulse write-back job.
+const WRITE_BACK_CHUNK: usize = 256;
+
+/// Split statistics of one step (see [`crate::StepStats`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SplitStats {
+    pub large_islands: u32,
+    pub split_items: [u32; NUM_SPLITS],
+}
+
 /// Preallocated solver state.
 pub(crate) struct ContactSolver {
-    /// Constraints grouped by island, islands biggest first.
+    /// Constraints grouped by island, islands biggest first: constraint `k`
+    /// is the island builder's `k`-th contact.
     constraints: Vec<ContactConstraint>,
     /// `constraints[start..end]` of each island.
     island_ranges: Vec<(u32, u32)>,
+    /// Per manifold: its constraint, or `NO_CONSTRAINT`.
+    manifold_constraint: Vec<u32>,
+    /// Solver velocities per body slot, plus one last slot that stays zero:
+    /// static bodies' constraints point there, so reading a static body
+    /// never touches (or races on) a slot some step left stale.
     lin: Vec<Vec3>,
     ang: Vec<Vec3>,
+    zero_slot: u32,
+    /// Poses during the position solve, per body slot.
+    pos: Vec<Vec3>,
+    rot: Vec<Quat>,
+    splitter: LargeIslandSplitter,
+    velocity_schedule: Schedule,
+    position_schedule: Schedule,
+}
+
+/// Solver velocities, written by several workers at disjoint bodies.
+struct Velocities<'a> {
+    lin: Disjoint<'a, Vec3>,
+    ang: Disjoint<'a, Vec3>,
+}
+
+/// The two bodies' velocities while one constraint is solved.
+#[derive(Clone, Copy)]
+struct PairVelocity {
+    va: Vec3,
+    wa: Vec3,
+    vb: Vec3,
+    wb: Vec3,
+}
+
+impl PairVelocity {
+    /// # Safety
+    /// No other thread writes the constraint's bodies during the call.
+    #[inline(always)]
+    unsafe fn load(c: &ContactConstraint, vel: &Velocities) -> Self {
+        let (a, b) = (c.a as usize, c.b as usize);
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            Self {
+                va: vel.lin.get(a),
+                wa: vel.ang.get(a),
+                vb: vel.lin.get(b),
+                wb: vel.ang.get(b),
+            }
+        }
+    }
+
+    /// Writes back the dynamic sides (static and kinematic bodies are only
+    /// read, so constraints sharing them can run at once).
+    ///
+    /// # Safety
+    /// No other thread reads or writes the constraint's dynamic bodies
+    /// during the call.
+    #[inline(always)]
+    unsafe fn store(self, c: &ContactConstraint, vel: &Velocities) {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            if c.inv_mass_a > 0.0 {
+                vel.lin.set(c.a as usize, self.va);
+                vel.ang.set(c.a as usize, self.wa);
+            }
+            if c.inv_mass_b > 0.0 {
+                vel.lin.set(c.b as usize, self.vb);
+                vel.ang.set(c.b as usize, self.wb);
+            }
+        }
+    }
+
+    /// Impulse `lambda` along `dir` through the row's lever arms.
+    #[inline(always)]
+    fn apply(&mut self, c: &ContactConstraint, row: &Axis, dir: Vec3, lambda: f32) {
+        self.va -= dir * (lambda * c.inv_mass_a);
+        self.wa -= row.inv_i_ra_x * lambda;
+        self.vb += dir * (lambda * c.inv_mass_b);
+        self.wb += row.inv_i_rb_x * lambda;
+    }
+
+    /// Angular impulse `lambda` about the row's axis.
+    #[inline(always)]
+    fn apply_angular(&mut self, row: &Axis, lambda: f32) {
+        self.wa -= row.inv_i_ra_x * lambda;
+        self.wb += row.inv_i_rb_x * lambda;
+    }
 }
 
 impl ContactSolver {
@@ -161,344 +291,482 @@ impl ContactSolver {
         Self {
             constraints: Vec::with_capacity(max_contact_constraints),
             island_ranges: Vec::with_capacity(max_bodies),
-            lin: vec![Vec3::ZERO; max_bodies],
-            ang: vec![Vec3::ZERO; max_bodies],
+            manifold_constraint: vec![NO_CONSTRAINT; max_contact_constraints],
+            lin: vec![Vec3::ZERO; max_bodies + 1],
+            ang: vec![Vec3::ZERO; max_bodies + 1],
+            zero_slot: max_bodies as u32,
+            pos: vec![Vec3::ZERO; max_bodies],
+            rot: vec![Quat::IDENTITY; max_bodies],
+            splitter: LargeIslandSplitter::new(max_bodies, max_contact_constraints),
+            velocity_schedule: Schedule::new(),
+            position_schedule: Schedule::new(),
         }
     }
 
-    /// Builds the constraints of every island's contacts, island by island
-    /// (biggest first), and warm-starts them.
+    /// Builds the constraints of every island's contacts (in parallel),
+    /// splits the large islands and lays out the solve schedules. Warm
+    /// starting is iteration 0 of the velocity solve.
+    #[allow(clippy::too_many_arguments)]
     pub fn setup(
         &mut self,
+        ctx: &StepCtx,
         bodies: &Bodies,
         manifolds: &[Manifold],
         islands: &IslandBuilder,
         settings: &PhysicsSettings,
         dt: f32,
-    ) {
+    ) -> SplitStats {
+        let zero = self.zero_slot as usize;
+        let order = islands.all_contacts();
+        ctx.serial("gather velocities", || {
+            for &i in &bodies.active {
+                let i = i as usize;
+                self.lin[i] = bodies.lin_vel(i);
+                self.ang[i] = bodies.ang_vel(i);
+            }
+            self.lin[zero] = Vec3::ZERO;
+            self.ang[zero] = Vec3::ZERO;
+            self.island_ranges.clear();
+            self.island_ranges
+                .extend((0..islands.num_islands()).map(|i| islands.contact_range(i)));
+            self.manifold_constraint[..manifolds.len()].fill(NO_CONSTRAINT);
+            for (k, &mi) in order.iter().enumerate() {
+                self.manifold_constraint[mi as usize] = k as u32;
+            }
+        });
         self.constraints.clear();
-        self.island_ranges.clear();
-        for &i in &bodies.active {
-            let i = i as usize;
-            self.lin[i] = bodies.lin_vel(i);
-            self.ang[i] = bodies.ang_vel(i);
-        }
-        for island in 0..islands.num_islands() {
-            let start = self.constraints.len() as u32;
-            for &mi in islands.contacts_in_island(island) {
-                let m = &manifolds[mi as usize];
-                let (a, b) = (m.pair.a as usize, m.pair.b as usize);
-                // Static bodies are not in the active list: give them their
-                // (zero) velocity here so a reused slot never leaks a stale one.
-                for i in [a, b] {
-                    if bodies.motion(i) == MotionType::Static {
-                        self.lin[i] = Vec3::ZERO;
-                        self.ang[i] = Vec3::ZERO;
+        self.constraints.resize(order.len(), EMPTY_CONSTRAINT);
+        let (lin, ang) = (&self.lin[..], &self.ang[..]);
+        ctx.par_chunks_mut("build constraints", &mut self.constraints, SETUP_CHUNK, |first, chunk| {
+            for (c, &mi) in chunk.iter_mut().zip(&order[first..]) {
+                *c = build_constraint(bodies, lin, ang, zero, &manifolds[mi as usize], mi, settings, dt);
+            }
+            0
+        });
+        let mut stats = SplitStats::default();
+        let mut first_small = 0;
+        ctx.serial("split islands", || {
+            self.splitter.clear();
+            if settings.use_large_island_splitter {
+                for (island, &(start, end)) in self.island_ranges.iter().enumerate() {
+                    // Islands are sorted biggest first: the rest are smaller.
+                    if ((end - start) as usize) < LARGE_ISLAND_THRESHOLD {
+                        break;
+                    }
+                    let cons = &self.constraints;
+                    self.splitter.split_island(start..end, |k| {
+                        let c = &cons[k as usize];
+                        let dynamic = |i: u32, inv_mass: f32| (inv_mass > 0.0).then_some(i);
+                        (dynamic(c.a, c.inv_mass_a), dynamic(c.b, c.inv_mass_b))
+                    });
+                    first_small = island + 1;
+                }
+            }
+            for isl in &self.splitter.islands {
+                for s in 0..NUM_SPLITS {
+                    let (a, b) = isl.split(s);
+                    stats.split_items[s] += b - a;
+                }
+            }
+            stats.large_islands = self.splitter.islands.len() as u32;
+            let ranges = &self.island_ranges;
+            let size = |i: usize| ranges[i].1 - ranges[i].0;
+            let n = ranges.len();
+            self.velocity_schedule.build(
+                &self.splitter,
+                settings.velocity_iterations + 1,
+                first_small,
+                n,
+                size,
+            );
+            self.position_schedule.build(
+                &self.splitter,
+                settings.position_iterations,
+                first_small,
+                n,
+                size,
+            );
+        });
+        stats
+    }
+
+    /// Warm start (iteration 0) and `iterations` Gauss–Seidel passes: large
+    /// islands split by split on all workers, small islands whole.
+    pub fn solve_velocities(&mut self, ctx: &StepCtx, iterations: u32) {
+        let cons = Disjoint::new(&mut self.constraints);
+        let vel = Velocities {
+            lin: Disjoint::new(&mut self.lin),
+            ang: Disjoint::new(&mut self.ang),
+        };
+        let (items, ranges) = (&self.splitter.items, &self.island_ranges);
+        self.velocity_schedule.run(
+            ctx,
+            "velocity batch",
+            |stage, range| {
+                for &k in &items[range] {
+                    // SAFETY: the items of a stage share no dynamic body (the
+                    // splitter's invariant; split 31 is one batch on one
+                    // worker), a stage starts only after the previous stage
+                    // of its island finished (release/acquire counter), and
+                    // other islands own other bodies; every constraint is in
+                    // exactly one item.
+                    unsafe {
+                        let c = cons.get_mut(k as usize);
+                        if stage.iteration == 0 {
+                            warm_start(c, &vel);
+                        } else {
+                            solve_constraint(c, &vel);
+                        }
                     }
                 }
-                let c = self.build_constraint(bodies, m, mi as usize, settings, dt);
-                self.warm_start(&c);
-                self.constraints.push(c);
-            }
-            self.island_ranges
-                .push((start, self.constraints.len() as u32));
-        }
-    }
-
-    fn build_constraint(
-        &self,
-        bodies: &Bodies,
-        m: &Manifold,
-        mi: usize,
-        settings: &PhysicsSettings,
-        dt: f32,
-    ) -> ContactConstraint {
-        let (a, b) = (m.pair.a as usize, m.pair.b as usize);
-        let (xa, xb) = (bodies.pos(a), bodies.pos(b));
-        let (qa, qb) = (bodies.rot(a), bodies.rot(b));
-        let (ima, imb) = (bodies.inv_mass[a], bodies.inv_mass[b]);
-        let (ia, ib) = (bodies.inv_inertia(a), bodies.inv_inertia(b));
-        let n = m.normal;
-        let t1 = perpendicular(n);
-        let t2 = n.cross(t1);
-        // Jolt's combination rules: geometric mean friction, max restitution.
-        let friction = (bodies.friction[a] * bodies.friction[b]).sqrt();
-        let restitution = bodies.restitution[a].max(bodies.restitution[b]);
-        let count = m.count as usize;
-        let mut points = [PointConstraint::default(); MAX_POINTS];
-        let mut mids = [Vec3::ZERO; MAX_POINTS];
-        for k in 0..count {
-            // Lever arms to the midpoint between the two surfaces (Jolt).
-            let mid = 0.5 * ((xa + qa * m.local_a[k]) + (xb + qb * m.local_b[k]));
-            mids[k] = mid;
-            let normal = Axis {
-                impulse: m.normal_impulse[k],
-                ..Axis::new(mid - xa, mid - xb, n, ima, imb, &ia, &ib)
-            };
-            let vn = normal.velocity(n, self.lin[a], self.ang[a], self.lin[b], self.ang[b]);
-            let sep = m.separation[k];
-            let target_velocity =
-                if restitution > 0.0 && vn < -settings.min_velocity_for_restitution {
-                    -restitution * vn
-                } else {
-                    // Speculative contact: may close the gap this step, no more.
-                    -sep.max(0.0) / dt
-                };
-            points[k] = PointConstraint {
-                normal,
-                target_velocity,
-            };
-        }
-        let centre = mids[..count].iter().copied().sum::<Vec3>() / count.max(1) as f32;
-        let twist_radius = mids[..count]
-            .iter()
-            .map(|&p| (p - centre).length())
-            .sum::<f32>()
-            / count.max(1) as f32;
-        let (ra, rb) = (centre - xa, centre - xb);
-        let [f1, f2, ft] = m.friction_impulse;
-        let friction_rows = [
-            Axis {
-                impulse: f1,
-                ..Axis::new(ra, rb, t1, ima, imb, &ia, &ib)
             },
-            Axis {
-                impulse: f2,
-                ..Axis::new(ra, rb, t2, ima, imb, &ia, &ib)
-            },
-        ];
-        let (ia_n, ib_n) = (ia * n, ib * n);
-        let k_twist = ia_n.dot(n) + ib_n.dot(n);
-        let twist = Axis {
-            ra_x: n,
-            rb_x: n,
-            inv_i_ra_x: ia_n,
-            inv_i_rb_x: ib_n,
-            mass: if k_twist > 0.0 { 1.0 / k_twist } else { 0.0 },
-            impulse: ft,
-        };
-        let block = if count >= 3 {
-            face_block(
-                &points[..count],
-                &mids[..count],
-                centre,
-                ra,
-                rb,
-                n,
-                t1,
-                t2,
-                ima,
-                imb,
-                &ia,
-                &ib,
-            )
-        } else {
-            None
-        };
-        ContactConstraint {
-            a: a as u32,
-            b: b as u32,
-            inv_mass_a: ima,
-            inv_mass_b: imb,
-            normal: n,
-            tangent: [t1, t2],
-            friction,
-            count: m.count,
-            manifold: mi as u32,
-            points,
-            friction_rows,
-            twist,
-            twist_radius,
-            block,
-        }
-    }
-
-    /// Applies last step's impulses.
-    fn warm_start(&mut self, c: &ContactConstraint) {
-        for p in &c.points[..c.count as usize] {
-            self.apply(c, &p.normal, c.normal, p.normal.impulse);
-        }
-        self.apply(
-            c,
-            &c.friction_rows[0],
-            c.tangent[0],
-            c.friction_rows[0].impulse,
-        );
-        self.apply(
-            c,
-            &c.friction_rows[1],
-            c.tangent[1],
-            c.friction_rows[1].impulse,
-        );
-        self.apply_angular(c, &c.twist, c.twist.impulse);
-    }
-
-    /// Impulse `lambda` along `dir` through the row's lever arms.
-    #[inline]
-    fn apply(&mut self, c: &ContactConstraint, row: &Axis, dir: Vec3, lambda: f32) {
-        let (a, b) = (c.a as usize, c.b as usize);
-        self.lin[a] -= dir * (lambda * c.inv_mass_a);
-        self.ang[a] -= row.inv_i_ra_x * lambda;
-        self.lin[b] += dir * (lambda * c.inv_mass_b);
-        self.ang[b] += row.inv_i_rb_x * lambda;
-    }
-
-    /// Angular impulse `lambda` about the row's axis.
-    #[inline]
-    fn apply_angular(&mut self, c: &ContactConstraint, row: &Axis, lambda: f32) {
-        let (a, b) = (c.a as usize, c.b as usize);
-        self.ang[a] -= row.inv_i_ra_x * lambda;
-        self.ang[b] += row.inv_i_rb_x * lambda;
-    }
-
-    /// `iterations` Gauss–Seidel passes, island by island (islands share no
-    /// dynamic body, so each is solved to the end before the next starts).
-    pub fn solve_velocities(&mut self, iterations: u32) {
-        let mut constraints = core::mem::take(&mut self.constraints);
-        let ranges = core::mem::take(&mut self.island_ranges);
-        for &(start, end) in &ranges {
-            let island = &mut constraints[start as usize..end as usize];
-            for _ in 0..iterations {
-                for c in island.iter_mut() {
-                    self.solve_constraint(c);
+            |islands| {
+                for &(start, end) in &ranges[islands] {
+                    // SAFETY: a small island's constraints and dynamic bodies
+                    // belong to this job alone.
+                    unsafe {
+                        let island = cons.slice_mut(start as usize, end as usize);
+                        for c in island.iter() {
+                            warm_start(c, &vel);
+                        }
+                        for _ in 0..iterations {
+                            for c in island.iter_mut() {
+                                solve_constraint(c, &vel);
+                            }
+                        }
+                    }
                 }
-            }
-        }
-        self.constraints = constraints;
-        self.island_ranges = ranges;
-    }
-
-    fn solve_constraint(&mut self, c: &mut ContactConstraint) {
-        let (a, b) = (c.a as usize, c.b as usize);
-        let n = c.normal;
-        let [t1, t2] = c.tangent;
-        let count = c.count as usize;
-        // Friction first, bounded by the normal impulses of the previous
-        // iteration (Jolt's order: the rows solved last hold best).
-        let normal_sum: f32 = c.points[..count].iter().map(|p| p.normal.impulse).sum();
-        let max = c.friction * normal_sum;
-        let [r1, r2] = c.friction_rows;
-        let (va, wa, vb, wb) = (self.lin[a], self.ang[a], self.lin[b], self.ang[b]);
-        let l1 = r1.impulse - r1.mass * r1.velocity(t1, va, wa, vb, wb);
-        let l2 = r2.impulse - r2.mass * r2.velocity(t2, va, wa, vb, wb);
-        let len2 = l1 * l1 + l2 * l2;
-        let (l1, l2) = if len2 > max * max {
-            let s = if len2 > 0.0 { max / len2.sqrt() } else { 0.0 };
-            (l1 * s, l2 * s)
-        } else {
-            (l1, l2)
-        };
-        c.friction_rows[0].impulse = l1;
-        c.friction_rows[1].impulse = l2;
-        self.apply(c, &r1, t1, l1 - r1.impulse);
-        self.apply(c, &r2, t2, l2 - r2.impulse);
-
-        let tw = c.twist;
-        if tw.mass > 0.0 && c.twist_radius > 0.0 {
-            let max_twist = max * c.twist_radius;
-            let w_rel = n.dot(self.ang[b] - self.ang[a]);
-            let total = (tw.impulse - tw.mass * w_rel).clamp(-max_twist, max_twist);
-            c.twist.impulse = total;
-            self.apply_angular(c, &tw, total - tw.impulse);
-        }
-
-        if let Some(block) = c.block {
-            if self.solve_face_block(c, block) {
-                return;
-            }
-        }
-        for k in 0..count {
-            let p = c.points[k];
-            let vn = p
-                .normal
-                .velocity(n, self.lin[a], self.ang[a], self.lin[b], self.ang[b]);
-            let total = (p.normal.impulse + p.normal.mass * (p.target_velocity - vn)).max(0.0);
-            c.points[k].normal.impulse = total;
-            self.apply(c, &p.normal, n, total - p.normal.impulse);
-        }
-        if let Some(block) = c.block.as_mut() {
-            block.f = reduced_impulse(&c.points[..count], &block.a_cols);
-        }
-    }
-
-    /// One exact block step on a face manifold; false if it would need a
-    /// pulling (negative) point impulse, in which case nothing was changed.
-    fn solve_face_block(&mut self, c: &mut ContactConstraint, block: FaceBlock) -> bool {
-        let (a, b) = (c.a as usize, c.b as usize);
-        let n = c.normal;
-        let [t1, t2] = c.tangent;
-        let (va, wa, vb, wb) = (self.lin[a], self.ang[a], self.lin[b], self.ang[b]);
-        let dw = wb - wa;
-        let u = Vec3::new(
-            n.dot(vb - va) + block.rb_x.dot(wb) - block.ra_x.dot(wa),
-            -t2.dot(dw),
-            t1.dot(dw),
+            },
         );
-        let df = block.k3_inv * (block.u_target - u);
-        let f = block.f + df;
-        let count = c.count as usize;
-        let mut lambda = [0.0f32; MAX_POINTS];
-        for (l, p) in lambda.iter_mut().zip(&block.p).take(count) {
-            *l = p.dot(f);
-            if *l < 0.0 {
-                return false;
-            }
-        }
-        for (pt, &l) in c.points.iter_mut().zip(&lambda).take(count) {
-            pt.normal.impulse = l;
-        }
-        if let Some(bl) = c.block.as_mut() {
-            bl.f = f;
-        }
-        // ΔV = M⁻¹ Bᵀ Δf
-        self.lin[a] -= n * (df.x * c.inv_mass_a);
-        self.lin[b] += n * (df.x * c.inv_mass_b);
-        self.ang[a] += block.ia_t2 * df.y - block.ia_t1 * df.z - block.ia_ra_x * df.x;
-        self.ang[b] += block.ib_rb_x * df.x - block.ib_t2 * df.y + block.ib_t1 * df.z;
-        true
     }
 
     /// Writes the solved velocities back to the moving bodies and the
     /// accumulated impulses back to the manifolds (for the cache and users).
-    pub fn finish_velocities(&self, bodies: &mut Bodies, manifolds: &mut [Manifold]) {
-        for &i in &bodies.active {
-            let i = i as usize;
-            if bodies.motion(i) == MotionType::Dynamic {
-                bodies.linear_velocity.set(i, self.lin[i].to_array());
-                bodies.angular_velocity.set(i, self.ang[i].to_array());
+    pub fn finish_velocities(&self, ctx: &StepCtx, bodies: &mut Bodies, manifolds: &mut [Manifold]) {
+        ctx.serial("scatter velocities", || {
+            for idx in 0..bodies.active.len() {
+                let i = bodies.active[idx] as usize;
+                if bodies.motion(i) == MotionType::Dynamic {
+                    bodies.linear_velocity.set(i, self.lin[i].to_array());
+                    bodies.angular_velocity.set(i, self.ang[i].to_array());
+                }
             }
-        }
-        for c in &self.constraints {
-            let m = &mut manifolds[c.manifold as usize];
-            for k in 0..c.count as usize {
-                m.normal_impulse[k] = c.points[k].normal.impulse;
+        });
+        let (cons, mc) = (&self.constraints, &self.manifold_constraint);
+        ctx.par_chunks_mut("write impulses", manifolds, WRITE_BACK_CHUNK, |first, chunk| {
+            for (m, &k) in chunk.iter_mut().zip(&mc[first..]) {
+                if k == NO_CONSTRAINT {
+                    continue;
+                }
+                let c = &cons[k as usize];
+                for p in 0..c.count as usize {
+                    m.normal_impulse[p] = c.points[p].normal.impulse;
+                }
+                m.friction_impulse = [
+                    c.friction_rows[0].impulse,
+                    c.friction_rows[1].impulse,
+                    c.twist.impulse,
+                ];
             }
-            m.friction_impulse = [
-                c.friction_rows[0].impulse,
-                c.friction_rows[1].impulse,
-                c.twist.impulse,
-            ];
-        }
+            0
+        });
     }
 
-    /// Position iterations (after integration), on the manifolds' local points.
+    /// Position iterations (after integration), on the manifolds' local
+    /// points, with the same splits and packs as the velocity solve.
     pub fn solve_positions(
-        &self,
+        &mut self,
+        ctx: &StepCtx,
         bodies: &mut Bodies,
         manifolds: &[Manifold],
         settings: &PhysicsSettings,
     ) {
-        for &(start, end) in &self.island_ranges {
-            let island = &self.constraints[start as usize..end as usize];
-            for _ in 0..settings.position_iterations {
-                for c in island {
-                    let m = &manifolds[c.manifold as usize];
-                    for k in 0..c.count as usize {
-                        solve_position_point(bodies, c, m, k, settings);
+        if settings.position_iterations == 0 || self.constraints.is_empty() {
+            return;
+        }
+        ctx.serial("gather poses", || {
+            for &i in &bodies.active {
+                let i = i as usize;
+                self.pos[i] = bodies.pos(i);
+                self.rot[i] = bodies.rot(i);
+            }
+        });
+        {
+            let poses = Poses {
+                pos: Disjoint::new(&mut self.pos),
+                rot: Disjoint::new(&mut self.rot),
+                bodies,
+            };
+            let (items, ranges, cons) = (&self.splitter.items, &self.island_ranges, &self.constraints);
+            let iterations = settings.position_iterations;
+            self.position_schedule.run(
+                ctx,
+                "position batch",
+                |_, range| {
+                    for &k in &items[range] {
+                        let c = &cons[k as usize];
+                        // SAFETY: as in the velocity solve (same splits,
+                        // barriers and islands).
+                        unsafe { solve_position_constraint(c, &manifolds[c.manifold as usize], &poses, settings) };
                     }
+                },
+                |islands| {
+                    for &(start, end) in &ranges[islands] {
+                        let island = &cons[start as usize..end as usize];
+                        for _ in 0..iterations {
+                            for c in island {
+                                // SAFETY: a small island's dynamic bodies
+                                // belong to this job alone.
+                                unsafe { solve_position_constraint(c, &manifolds[c.manifold as usize], &poses, settings) };
+                            }
+                        }
+                    }
+                },
+            );
+        }
+        ctx.serial("scatter poses", || {
+            for idx in 0..bodies.active.len() {
+                let i = bodies.active[idx] as usize;
+                if bodies.motion(i) == MotionType::Dynamic {
+                    bodies.position.set(i, self.pos[i].to_array());
+                    bodies.rotation[i] = self.rot[i].to_array();
                 }
             }
+        });
+    }
+}
+
+/// Applies last step's impulses.
+///
+/// # Safety
+/// As [`PairVelocity::store`].
+unsafe fn warm_start(c: &ContactConstraint, vel: &Velocities) {
+    // SAFETY: forwarded to the caller.
+    let mut v = unsafe { PairVelocity::load(c, vel) };
+    for p in &c.points[..c.count as usize] {
+        v.apply(c, &p.normal, c.normal, p.normal.impulse);
+    }
+    v.apply(c, &c.friction_rows[0], c.tangent[0], c.friction_rows[0].impulse);
+    v.apply(c, &c.friction_rows[1], c.tangent[1], c.friction_rows[1].impulse);
+    v.apply_angular(&c.twist, c.twist.impulse);
+    // SAFETY: forwarded to the caller.
+    unsafe { v.store(c, vel) };
+}
+
+/// One Gauss–Seidel pass over a manifold's rows.
+///
+/// # Safety
+/// As [`PairVelocity::store`].
+unsafe fn solve_constraint(c: &mut ContactConstraint, vel: &Velocities) {
+    // SAFETY: forwarded to the caller.
+    let mut v = unsafe { PairVelocity::load(c, vel) };
+    solve_rows(c, &mut v);
+    // SAFETY: forwarded to the caller.
+    unsafe { v.store(c, vel) };
+}
+
+fn solve_rows(c: &mut ContactConstraint, v: &mut PairVelocity) {
+    let n = c.normal;
+    let [t1, t2] = c.tangent;
+    let count = c.count as usize;
+    // Friction first, bounded by the normal impulses of the previous
+    // iteration (Jolt's order: the rows solved last hold best).
+    let normal_sum: f32 = c.points[..count].iter().map(|p| p.normal.impulse).sum();
+    let max = c.friction * normal_sum;
+    let [r1, r2] = c.friction_rows;
+    let l1 = r1.impulse - r1.mass * r1.velocity(t1, v.va, v.wa, v.vb, v.wb);
+    let l2 = r2.impulse - r2.mass * r2.velocity(t2, v.va, v.wa, v.vb, v.wb);
+    let len2 = l1 * l1 + l2 * l2;
+    let (l1, l2) = if len2 > max * max {
+        let s = if len2 > 0.0 { max / len2.sqrt() } else { 0.0 };
+        (l1 * s, l2 * s)
+    } else {
+        (l1, l2)
+    };
+    c.friction_rows[0].impulse = l1;
+    c.friction_rows[1].impulse = l2;
+    v.apply(c, &r1, t1, l1 - r1.impulse);
+    v.apply(c, &r2, t2, l2 - r2.impulse);
+
+    let tw = c.twist;
+    if tw.mass > 0.0 && c.twist_radius > 0.0 {
+        let max_twist = max * c.twist_radius;
+        let w_rel = n.dot(v.wb - v.wa);
+        let total = (tw.impulse - tw.mass * w_rel).clamp(-max_twist, max_twist);
+        c.twist.impulse = total;
+        v.apply_angular(&tw, total - tw.impulse);
+    }
+
+    if let Some(block) = c.block {
+        if solve_face_block(c, block, v) {
+            return;
         }
+    }
+    for k in 0..count {
+        let p = c.points[k];
+        let vn = p.normal.velocity(n, v.va, v.wa, v.vb, v.wb);
+        let total = (p.normal.impulse + p.normal.mass * (p.target_velocity - vn)).max(0.0);
+        c.points[k].normal.impulse = total;
+        v.apply(c, &p.normal, n, total - p.normal.impulse);
+    }
+    if let Some(block) = c.block.as_mut() {
+        block.f = reduced_impulse(&c.points[..count], &block.a_cols);
+    }
+}
+
+/// One exact block step on a face manifold; false if it would need a
+/// pulling (negative) point impulse, in which case nothing was changed.
+fn solve_face_block(c: &mut ContactConstraint, block: FaceBlock, v: &mut PairVelocity) -> bool {
+    let n = c.normal;
+    let [t1, t2] = c.tangent;
+    let (va, wa, vb, wb) = (v.va, v.wa, v.vb, v.wb);
+    let dw = wb - wa;
+    let u = Vec3::new(
+        n.dot(vb - va) + block.rb_x.dot(wb) - block.ra_x.dot(wa),
+        -t2.dot(dw),
+        t1.dot(dw),
+    );
+    let df = block.k3_inv * (block.u_target - u);
+    let f = block.f + df;
+    let count = c.count as usize;
+    let mut lambda = [0.0f32; MAX_POINTS];
+    for (l, p) in lambda.iter_mut().zip(&block.p).take(count) {
+        *l = p.dot(f);
+        if *l < 0.0 {
+            return false;
+        }
+    }
+    for (pt, &l) in c.points.iter_mut().zip(&lambda).take(count) {
+        pt.normal.impulse = l;
+    }
+    if let Some(bl) = c.block.as_mut() {
+        bl.f = f;
+    }
+    // ΔV = M⁻¹ Bᵀ Δf
+    v.va -= n * (df.x * c.inv_mass_a);
+    v.vb += n * (df.x * c.inv_mass_b);
+    v.wa += block.ia_t2 * df.y - block.ia_t1 * df.z - block.ia_ra_x * df.x;
+    v.wb += block.ib_rb_x * df.x - block.ib_t2 * df.y + block.ib_t1 * df.z;
+    true
+}
+
+/// Builds one manifold's constraint. `lin`/`ang` are the solver's velocity
+/// slots (`zero` is the static bodies' slot).
+#[allow(clippy::too_many_arguments)]
+fn build_constraint(
+    bodies: &Bodies,
+    lin: &[Vec3],
+    ang: &[Vec3],
+    zero: usize,
+    m: &Manifold,
+    mi: u32,
+    settings: &PhysicsSettings,
+    dt: f32,
+) -> ContactConstraint {
+    let (a, b) = (m.pair.a as usize, m.pair.b as usize);
+    let slot = |i: usize| {
+        if bodies.motion(i) == MotionType::Static {
+            zero
+        } else {
+            i
+        }
+    };
+    let (sa, sb) = (slot(a), slot(b));
+    let (xa, xb) = (bodies.pos(a), bodies.pos(b));
+    let (qa, qb) = (bodies.rot(a), bodies.rot(b));
+    let (ima, imb) = (bodies.inv_mass[a], bodies.inv_mass[b]);
+    let (ia, ib) = (bodies.inv_inertia(a), bodies.inv_inertia(b));
+    let n = m.normal;
+    let t1 = perpendicular(n);
+    let t2 = n.cross(t1);
+    // Jolt's combination rules: geometric mean friction, max restitution.
+    let friction = (bodies.friction[a] * bodies.friction[b]).sqrt();
+    let restitution = bodies.restitution[a].max(bodies.restitution[b]);
+    let count = m.count as usize;
+    let mut points = [PointConstraint::default(); MAX_POINTS];
+    let mut mids = [Vec3::ZERO; MAX_POINTS];
+    for k in 0..count {
+        // Lever arms to the midpoint between the two surfaces (Jolt).
+        let mid = 0.5 * ((xa + qa * m.local_a[k]) + (xb + qb * m.local_b[k]));
+        mids[k] = mid;
+        let normal = Axis {
+            impulse: m.normal_impulse[k],
+            ..Axis::new(mid - xa, mid - xb, n, ima, imb, &ia, &ib)
+        };
+        let vn = normal.velocity(n, lin[sa], ang[sa], lin[sb], ang[sb]);
+        let sep = m.separation[k];
+        let target_velocity = if restitution > 0.0 && vn < -settings.min_velocity_for_restitution {
+            -restitution * vn
+        } else {
+            // Speculative contact: may close the gap this step, no more.
+            -sep.max(0.0) / dt
+        };
+        points[k] = PointConstraint {
+            normal,
+            target_velocity,
+        };
+    }
+    let centre = mids[..count].iter().copied().sum::<Vec3>() / count.max(1) as f32;
+    let twist_radius = mids[..count]
+        .iter()
+        .map(|&p| (p - centre).length())
+        .sum::<f32>()
+        / count.max(1) as f32;
+    let (ra, rb) = (centre - xa, centre - xb);
+    let [f1, f2, ft] = m.friction_impulse;
+    let friction_rows = [
+        Axis {
+            impulse: f1,
+            ..Axis::new(ra, rb, t1, ima, imb, &ia, &ib)
+        },
+        Axis {
+            impulse: f2,
+            ..Axis::new(ra, rb, t2, ima, imb, &ia, &ib)
+        },
+    ];
+    let (ia_n, ib_n) = (ia * n, ib * n);
+    let k_twist = ia_n.dot(n) + ib_n.dot(n);
+    let twist = Axis {
+        ra_x: n,
+        rb_x: n,
+        inv_i_ra_x: ia_n,
+        inv_i_rb_x: ib_n,
+        mass: if k_twist > 0.0 { 1.0 / k_twist } else { 0.0 },
+        impulse: ft,
+    };
+    let block = if count >= 3 {
+        face_block(
+            &points[..count],
+            &mids[..count],
+            centre,
+            ra,
+            rb,
+            n,
+            t1,
+            t2,
+            ima,
+            imb,
+            &ia,
+            &ib,
+        )
+    } else {
+        None
+    };
+    ContactConstraint {
+        a: sa as u32,
+        b: sb as u32,
+        inv_mass_a: ima,
+        inv_mass_b: imb,
+        normal: n,
+        tangent: [t1, t2],
+        friction,
+        count: m.count,
+        manifold: mi,
+        points,
+        friction_rows,
+        twist,
+        twist_radius,
+        block,
     }
 }
 
@@ -608,39 +876,63 @@ fn face_block(
     Some(block)
 }
 
-fn solve_position_point(
-    bodies: &mut Bodies,
+/// Poses during the position solve: dynamic bodies' in the solver's
+/// arrays (written by several workers at disjoint bodies), the others read
+/// from the bodies.
+struct Poses<'a> {
+    pos: Disjoint<'a, Vec3>,
+    rot: Disjoint<'a, Quat>,
+    bodies: &'a Bodies,
+}
+
+/// Baumgarte pushes on every point of one manifold.
+///
+/// # Safety
+/// No other thread touches the constraint's dynamic bodies during the call.
+unsafe fn solve_position_constraint(
     c: &ContactConstraint,
     m: &Manifold,
-    k: usize,
+    poses: &Poses,
     s: &PhysicsSettings,
 ) {
-    let (a, b) = (c.a as usize, c.b as usize);
-    let (xa, xb) = (bodies.pos(a), bodies.pos(b));
-    let (qa, qb) = (bodies.rot(a), bodies.rot(b));
-    let pa = xa + qa * m.local_a[k];
-    let pb = xb + qb * m.local_b[k];
+    let (a, b) = (m.pair.a as usize, m.pair.b as usize);
+    let (dyn_a, dyn_b) = (c.inv_mass_a > 0.0, c.inv_mass_b > 0.0);
+    // SAFETY: dynamic bodies are this call's alone (caller).
+    let pose = |i: usize, dynamic: bool| unsafe {
+        if dynamic {
+            (poses.pos.get(i), poses.rot.get(i))
+        } else {
+            (poses.bodies.pos(i), poses.bodies.rot(i))
+        }
+    };
+    let (ia, ib) = (poses.bodies.inv_inertia(a), poses.bodies.inv_inertia(b));
     let n = c.normal;
-    let separation = (pb - pa).dot(n) + s.penetration_slop;
-    if separation >= 0.0 {
-        return;
-    }
-    let error = separation.max(-s.max_penetration_distance);
-    let mid = 0.5 * (pa + pb);
-    let (ia, ib) = (bodies.inv_inertia(a), bodies.inv_inertia(b));
-    let axis = Axis::new(mid - xa, mid - xb, n, c.inv_mass_a, c.inv_mass_b, &ia, &ib);
-    let lambda = -s.baumgarte * error * axis.mass;
-    if c.inv_mass_a > 0.0 {
-        let p = xa - n * (lambda * c.inv_mass_a);
-        let q = Quat::from_scaled_axis(-axis.inv_i_ra_x * lambda) * qa;
-        bodies.position.set(a, p.to_array());
-        bodies.rotation[a] = q.normalize().to_array();
-    }
-    if c.inv_mass_b > 0.0 {
-        let p = xb + n * (lambda * c.inv_mass_b);
-        let q = Quat::from_scaled_axis(axis.inv_i_rb_x * lambda) * qb;
-        bodies.position.set(b, p.to_array());
-        bodies.rotation[b] = q.normalize().to_array();
+    for k in 0..c.count as usize {
+        let (xa, qa) = pose(a, dyn_a);
+        let (xb, qb) = pose(b, dyn_b);
+        let pa = xa + qa * m.local_a[k];
+        let pb = xb + qb * m.local_b[k];
+        let separation = (pb - pa).dot(n) + s.penetration_slop;
+        if separation >= 0.0 {
+            continue;
+        }
+        let error = separation.max(-s.max_penetration_distance);
+        let mid = 0.5 * (pa + pb);
+        let axis = Axis::new(mid - xa, mid - xb, n, c.inv_mass_a, c.inv_mass_b, &ia, &ib);
+        let lambda = -s.baumgarte * error * axis.mass;
+        // SAFETY: dynamic bodies are this call's alone (caller).
+        unsafe {
+            if dyn_a {
+                poses.pos.set(a, xa - n * (lambda * c.inv_mass_a));
+                let q = Quat::from_scaled_axis(-axis.inv_i_ra_x * lambda) * qa;
+                poses.rot.set(a, q.normalize());
+            }
+            if dyn_b {
+                poses.pos.set(b, xb + n * (lambda * c.inv_mass_b));
+                let q = Quat::from_scaled_axis(axis.inv_i_rb_x * lambda) * qb;
+                poses.rot.set(b, q.normalize());
+            }
+        }
     }
 }
 

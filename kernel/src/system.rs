@@ -31,6 +31,9 @@ pub struct PhysicsSystem {
     pub(crate) islands: IslandBuilder,
     pub(crate) sleep_scratch: SleepScratch,
     pub(crate) last_stats: StepStats,
+    /// Record a trace of the next `update`.
+    pub(crate) trace_armed: bool,
+    pub(crate) last_trace: Option<crate::trace::StepTrace>,
 }
 
 /// One contact point as reported to users.
@@ -94,6 +97,8 @@ impl PhysicsSystem {
             islands: IslandBuilder::new(capacities.max_bodies, capacities.max_contact_constraints),
             sleep_scratch: SleepScratch::new(capacities.max_bodies),
             last_stats: StepStats::default(),
+            trace_armed: false,
+            last_trace: None,
         })
     }
 
@@ -113,6 +118,19 @@ impl PhysicsSystem {
 
     pub fn capacities(&self) -> &Capacities {
         &self.capacities
+    }
+
+    /// Records a chrome trace of the next `update` (every phase and job on
+    /// its worker's track); fetch it with [`take_trace`](Self::take_trace).
+    /// Recording allocates and adds a little time per job, so leave it off
+    /// when measuring.
+    pub fn record_trace(&mut self) {
+        self.trace_armed = true;
+    }
+
+    /// The trace recorded by the last traced `update`, if any.
+    pub fn take_trace(&mut self) -> Option<crate::trace::StepTrace> {
+        self.last_trace.take()
     }
 
     /// Statistics of the last `update`.

@@ -275,13 +275,13 @@ fn bad_setters_and_forces_are_refused() {
 fn bad_time_steps_and_settings_are_refused() {
     let (mut w, ..) = sample_world();
     use PhysicsError::*;
-    refused(&mut w, InvalidTimeStep, |w| w.update(f32::NAN, 1));
-    refused(&mut w, InvalidTimeStep, |w| w.update(f32::INFINITY, 1));
-    refused(&mut w, InvalidTimeStep, |w| w.update(DT, 0));
+    refused(&mut w, InvalidTimeStep, |w| w.update(f32::NAN, 1, pool()));
+    refused(&mut w, InvalidTimeStep, |w| w.update(f32::INFINITY, 1, pool()));
+    refused(&mut w, InvalidTimeStep, |w| w.update(DT, 0, pool()));
     // dt <= 0 is a no-op step, not an error
     let hash = w.state_hash();
-    w.update(0.0, 1).unwrap();
-    w.update(-DT, 1).unwrap();
+    w.update(0.0, 1, pool()).unwrap();
+    w.update(-DT, 1, pool()).unwrap();
     assert_eq!(w.state_hash(), hash);
     let bad = PhysicsSettings {
         gravity: Vec3::new(0.0, f32::NAN, 0.0),

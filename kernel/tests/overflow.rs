@@ -2,6 +2,8 @@
 //! counts the rest, raises a warning, and loses no body.
 
 use archipelago::*;
+mod common;
+use common::pool;
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -36,8 +38,8 @@ fn full_contact_buffer_keeps_the_deepest_manifolds() {
         ..Capacities::default()
     };
     let mut tight = pile(tight_caps, PhysicsSettings::default());
-    let full = roomy.update(DT, 1).unwrap();
-    let stats = tight.update(DT, 1).unwrap();
+    let full = roomy.update(DT, 1, pool()).unwrap();
+    let stats = tight.update(DT, 1, pool()).unwrap();
     assert!(
         full.manifolds > 40,
         "the scene must overflow ({} manifolds)",
@@ -69,7 +71,7 @@ fn full_contact_buffer_keeps_the_deepest_manifolds() {
     assert!(pairs.windows(2).all(|w| w[0] < w[1]));
 
     for _ in 0..120 {
-        tight.update(DT, 1).unwrap();
+        tight.update(DT, 1, pool()).unwrap();
     }
     assert_eq!(tight.num_bodies(), 61);
     for id in tight.body_ids() {
@@ -100,8 +102,8 @@ fn full_pair_buffer_drops_and_counts_pairs() {
             max_body_pairs: 25,
             ..Capacities::default()
         });
-        let full = roomy.update(DT, 1).unwrap();
-        let stats = tight.update(DT, 1).unwrap();
+        let full = roomy.update(DT, 1, pool()).unwrap();
+        let stats = tight.update(DT, 1, pool()).unwrap();
         assert!(full.body_pairs > 25);
         assert_eq!(stats.body_pairs, 25, "{kind:?}");
         if kind == BroadPhaseKind::BruteForce {
@@ -111,7 +113,7 @@ fn full_pair_buffer_drops_and_counts_pairs() {
         }
         assert!(stats.warnings.contains(UpdateWarnings::BODY_PAIRS_FULL));
         for _ in 0..60 {
-            tight.update(DT, 1).unwrap();
+            tight.update(DT, 1, pool()).unwrap();
         }
         assert_eq!(tight.num_bodies(), 61);
         for id in tight.body_ids() {

@@ -178,7 +178,7 @@ fn sensors_report_overlaps_but_push_nothing() {
         .unwrap();
     let mut seen = 0;
     for _ in 0..120 {
-        let stats = w.update(DT, 1).unwrap();
+        let stats = w.update(DT, 1, pool()).unwrap();
         let hits = w
             .contacts()
             .filter(|c| c.is_sensor && c.body_a == sensor && c.body_b == ball)
@@ -198,7 +198,7 @@ fn same_scene_gives_the_same_hash_run_after_run() {
     let run = || {
         let (mut w, _) = scenes::towers().build(PhysicsSettings::default()).unwrap();
         for _ in 0..60 {
-            w.update(DT, 1).unwrap();
+            w.update(DT, 1, pool()).unwrap();
         }
         w.state_hash()
     };
@@ -243,7 +243,7 @@ fn random_mixed_pile_stays_finite_and_above_the_floor() {
         ids.push(w.create_and_add_body(&s).unwrap());
     }
     for _ in 0..600 {
-        w.update(DT, 1).unwrap();
+        w.update(DT, 1, pool()).unwrap();
         for &id in &ids {
             let p = w.position(id).unwrap();
             assert!(p.is_finite() && w.linear_velocity(id).unwrap().is_finite());

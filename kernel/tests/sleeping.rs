@@ -3,7 +3,7 @@
 
 mod common;
 use archipelago::*;
-use common::DT;
+use common::{pool, DT};
 
 fn build(scene: scenes::Scene, settings: PhysicsSettings) -> (PhysicsSystem, Vec<BodyId>) {
     scene.build(settings).unwrap()
@@ -12,7 +12,7 @@ fn build(scene: scenes::Scene, settings: PhysicsSettings) -> (PhysicsSystem, Vec
 /// Steps until nothing is awake (or `max` steps); returns the step count.
 fn run_until_asleep(w: &mut PhysicsSystem, max: usize) -> Option<usize> {
     for s in 0..max {
-        let stats = w.update(DT, 1).unwrap();
+        let stats = w.update(DT, 1, pool()).unwrap();
         w.check_sleep_invariants().unwrap();
         if stats.active_bodies == 0 {
             return Some(s);
@@ -40,13 +40,13 @@ fn tower_poke_wakes_the_tower_or_the_lone_cube() {
 fn two_towers_wake_separately() {
     let (mut w, ids) = build(scenes::two_towers(), PhysicsSettings::default());
     for _ in 0..500 {
-        w.update(DT, 1).unwrap();
+        w.update(DT, 1, pool()).unwrap();
     }
     assert_eq!(w.num_active_bodies(), 0, "all asleep after 500 steps");
     assert_eq!(w.last_stats().sleeping_islands, 2);
     poke(&mut w, ids[12]); // top of tower B
     assert_eq!(w.num_active_bodies(), 6, "6, not 12");
-    let stats = w.update(DT, 1).unwrap();
+    let stats = w.update(DT, 1, pool()).unwrap();
     assert_eq!(stats.active_bodies, 6);
     assert_eq!(stats.islands, 1);
     assert_eq!(stats.sleeping_islands, 1);
@@ -67,7 +67,7 @@ fn sleep_time_scales_the_sleep_step() {
         let mut prev_active = 8;
         let mut slept_at = None;
         for s in 0..400 {
-            let stats = w.update(DT, 1).unwrap();
+            let stats = w.update(DT, 1, pool()).unwrap();
             if stats.active_bodies != prev_active {
                 assert_eq!(
                     (prev_active, stats.active_bodies),
@@ -137,7 +137,7 @@ fn slide_stops_at_the_same_place_with_or_without_sleep() {
         };
         let (mut w, ids) = build(scenes::slide(), settings);
         for _ in 0..300 {
-            w.update(DT, 1).unwrap();
+            w.update(DT, 1, pool()).unwrap();
         }
         let x = w.position(ids[1]).unwrap().x;
         assert_eq!(w.is_sleeping(ids[1]).unwrap(), allow);
@@ -156,11 +156,11 @@ fn slide_stops_at_the_same_place_with_or_without_sleep() {
 #[test]
 fn piles_fall_asleep_within_two_seconds() {
     let (mut w, ids) = build(scenes::piles(), PhysicsSettings::default());
-    let first = w.update(DT, 1).unwrap();
+    let first = w.update(DT, 1, pool()).unwrap();
     assert_eq!(first.islands, 1000);
     let slept = run_until_asleep(&mut w, 120).expect("all 1000 asleep within 2 s");
     println!("piles: all asleep at step {slept}");
-    let stats = w.update(DT, 1).unwrap();
+    let stats = w.update(DT, 1, pool()).unwrap();
     assert_eq!(stats.active_bodies, 0);
     assert_eq!(stats.sleeping_islands, 1000);
     for &id in &ids[1..] {
@@ -196,7 +196,7 @@ fn a_hit_wakes_the_whole_pile_in_the_same_step() {
     assert_eq!(w.num_active_bodies(), 1, "adding a body wakes nobody");
     let mut woke_at = None;
     for s in 0..30 {
-        let stats = w.update(DT, 1).unwrap();
+        let stats = w.update(DT, 1, pool()).unwrap();
         w.check_sleep_invariants().unwrap();
         if stats.bodies_woken > 0 {
             assert_eq!(stats.bodies_woken, 27, "the whole pile");
@@ -226,7 +226,7 @@ fn a_rising_kinematic_platform_wakes_and_lifts_a_sleeping_box() {
         .unwrap();
     // a still kinematic body does not keep its passenger awake
     for _ in 0..120 {
-        w.update(DT, 1).unwrap();
+        w.update(DT, 1, pool()).unwrap();
     }
     assert!(w.is_sleeping(bx).unwrap());
     let y0 = w.position(bx).unwrap().y;
@@ -238,7 +238,7 @@ fn a_rising_kinematic_platform_wakes_and_lifts_a_sleeping_box() {
             DT,
         )
         .unwrap();
-        w.update(DT, 1).unwrap();
+        w.update(DT, 1, pool()).unwrap();
         w.check_sleep_invariants().unwrap();
         if i == 1 {
             assert!(
@@ -293,7 +293,7 @@ fn explicit_activation_deactivation_and_aabb_wake() {
     let cube = ids2[1];
     let mut s = 0;
     while s < 600 {
-        w2.update(DT, 1).unwrap();
+        w2.update(DT, 1, pool()).unwrap();
         s += 1;
         // keep it awake by re-activating every step until it has been still
         // long enough to sleep at once otherwise
@@ -358,7 +358,7 @@ fn sensors_never_sleep() {
         .unwrap();
     let plain = w.create_and_add_body(&at_rest(5.0)).unwrap();
     for _ in 0..300 {
-        w.update(DT, 1).unwrap();
+        w.update(DT, 1, pool()).unwrap();
     }
     assert!(w.is_sleeping(plain).unwrap());
     assert!(w.is_active(sensor).unwrap());

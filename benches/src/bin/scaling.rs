@@ -1,20 +1,34 @@
-//! Runs a standard scene for a number of steps and prints ms/step, body and
-//! contact counts, the per-phase split and the final state hash.
+//! The main job: runs a standard scene at several thread counts, one pinned
+//! pool per count, and prints a table of ms/step (median and min–max over
+//! runs), speedup and efficiency against 1 thread, whether the state hash
+//! equals the 1-thread hash, counts, the per-phase split, and the work/span
+//! parallelism T1/T∞ of one traced step.
 //!
-//! `cargo run --release -p archipelago-benches --bin scaling -- [--scene NAME] [--steps N] [--runs R]`
+//! `cargo run --release -p archipelago-benches --bin scaling -- [options]`
 //!
-//! Single-threaded for now: the thread-scaling table (1/2/4/8/16 threads on
-//! pinned pools) arrives with the parallel pipeline.
+//! Options: `--scene NAME` (pyramid), `--threads 1,2,4` (default: 1, 2, 4, 8,
+//! 16 up to the physical cores, at least 1 and 2), `--steps N` (500), `--runs
+//! R` (3), `--csv FILE`, `--trace FILE` (chrome trace of one step at the
+//! largest thread count), `--no-sleep`, `--no-splitter`, `--broadphase
+//! sap|mbp|brute`.
 
-use archipelago::{scenes, BroadPhaseKind, MbpSettings, PhaseTimes, PhysicsSettings, Vec3};
+use archipelago::{
+    build_pinned_pool, detect_cores, scenes, BroadPhaseKind, MbpSettings, PhaseTimes,
+    PhysicsSettings, StepStats, Vec3, WorkSpan,
+};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 struct Args {
     scene: String,
+    threads: Option<Vec<usize>>,
     steps: u32,
     runs: u32,
+    csv: Option<String>,
+    trace: Option<String>,
     broad_phase: BroadPhaseKind,
     no_sleep: bool,
+    no_splitter: bool,
 }
 
 /// MBP regions for the standard scenes: an 8 × 8 grid over the floor.
@@ -26,21 +40,43 @@ fn mbp() -> BroadPhaseKind {
     })
 }
 
+fn usage() -> String {
+    format!(
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter]",
+        scenes::NAMES.join("|")
+    )
+}
+
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         scene: "pyramid".into(),
+        threads: None,
         steps: 500,
         runs: 3,
+        csv: None,
+        trace: None,
         broad_phase: BroadPhaseKind::Sap,
         no_sleep: false,
+        no_splitter: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
             "--scene" => args.scene = value()?,
+            "--threads" => {
+                let list: Result<Vec<usize>, _> =
+                    value()?.split(',').map(|t| t.trim().parse::<usize>()).collect();
+                let list = list.map_err(|e| format!("--threads: {e}"))?;
+                if list.is_empty() || list.contains(&0) {
+                    return Err("--threads: counts must be at least 1".into());
+                }
+                args.threads = Some(list);
+            }
             "--steps" => args.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--csv" => args.csv = Some(value()?),
+            "--trace" => args.trace = Some(value()?),
             "--broadphase" => {
                 args.broad_phase = match value()?.as_str() {
                     "sap" => BroadPhaseKind::Sap,
@@ -50,19 +86,29 @@ fn parse_args() -> Result<Args, String> {
                 }
             }
             "--no-sleep" => args.no_sleep = true,
-            "--help" | "-h" => {
-                return Err(format!(
-                    "usage: scaling [--scene {}] [--steps N] [--runs R] [--broadphase sap|mbp|brute] [--no-sleep]",
-                    scenes::NAMES.join("|")
-                ))
-            }
-            other => return Err(format!("unknown option {other}")),
+            "--no-splitter" => args.no_splitter = true,
+            "--help" | "-h" => return Err(usage()),
+            other => return Err(format!("unknown option {other}\n{}", usage())),
         }
     }
     if args.steps == 0 || args.runs == 0 {
         return Err("--steps and --runs must be at least 1".into());
     }
     Ok(args)
+}
+
+/// One thread count's measurements.
+struct Row {
+    threads: usize,
+    median_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    hash: u64,
+    stats: StepStats,
+    phases: PhaseTimes,
+    work_span: WorkSpan,
+    oversubscribed: bool,
+    pinning: archipelago::Pinning,
 }
 
 fn main() {
@@ -81,80 +127,216 @@ fn main() {
         );
         std::process::exit(2);
     };
+    let cores = detect_cores();
+    let threads = args.threads.clone().unwrap_or_else(|| {
+        let mut t: Vec<usize> = [1, 2, 4, 8, 16]
+            .into_iter()
+            .filter(|&t| t <= cores.physical().max(2))
+            .collect();
+        t.dedup();
+        t
+    });
+    let settings = PhysicsSettings {
+        broad_phase: args.broad_phase,
+        allow_sleeping: !args.no_sleep,
+        use_large_island_splitter: !args.no_splitter,
+        ..PhysicsSettings::default()
+    };
     println!(
-        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, 1 thread, broad phase {:?}{}",
+        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}",
         scene.name,
         scene.dynamic_count(),
         args.steps,
         args.runs,
         scenes::DT,
         args.broad_phase,
-        if args.no_sleep { ", sleeping off" } else { "" }
+        if args.no_sleep { "off" } else { "on" },
+        if args.no_splitter { "off" } else { "on" },
     );
-    let mut per_run = Vec::new();
-    let mut hash = None;
-    let mut phases = PhaseTimes::default();
-    let mut last = None;
-    for run in 0..args.runs {
-        let (mut world, _) = scene
-            .build(PhysicsSettings::default())
-            .expect("standard scene builds");
-        let mut total = Duration::ZERO;
-        for step in 0..args.steps {
-            let t0 = Instant::now();
-            let stats = world.update(scenes::DT, 1).expect("valid step");
-            total += t0.elapsed();
+    println!(
+        "machine: {} logical CPUs, {} physical cores ({})",
+        cores.logical,
+        cores.physical(),
+        if cores.from_os {
+            "from sysfs"
+        } else {
+            "topology unknown: logical counted as physical"
+        }
+    );
+
+    let mut rows: Vec<Row> = Vec::new();
+    let max_threads = *threads.iter().max().expect("at least one count");
+    for &t in &threads {
+        let pinned = build_pinned_pool(Some(t)).expect("thread pool");
+        let pool = &pinned.pool;
+        let mut per_run = Vec::new();
+        let mut hash = None;
+        let mut phases = PhaseTimes::default();
+        let mut last = None;
+        let mut work_span = None;
+        for run in 0..args.runs {
+            let (mut world, _) = scene.build(settings).expect("standard scene builds");
+            let mut total = Duration::ZERO;
+            for step in 0..args.steps {
+                let t0 = Instant::now();
+                let stats = world.update(scenes::DT, 1, pool).expect("valid step");
+                total += t0.elapsed();
+                if run == args.runs - 1 {
+                    phases.accumulate(&stats.times);
+                    last = Some(stats);
+                }
+                if step % 50 == 0 {
+                    eprint!(
+                        "\r{t} threads: run {}/{} step {}/{}      ",
+                        run + 1,
+                        args.runs,
+                        step,
+                        args.steps
+                    );
+                }
+            }
+            let h = world.state_hash();
+            if let Some(prev) = hash {
+                if prev != h {
+                    println!("WARNING: {t} threads run {run}: hash {h:016x} differs from {prev:016x}");
+                }
+            }
+            hash = Some(h);
+            per_run.push(total.as_secs_f64() * 1e3 / args.steps as f64);
             if run == args.runs - 1 {
-                phases.accumulate(&stats.times);
-                last = Some(stats);
-            }
-            if step % 100 == 0 {
-                eprint!(
-                    "\rrun {}/{} step {}/{}   ",
-                    run + 1,
-                    args.runs,
-                    step,
-                    args.steps
-                );
-            }
-        }
-        let h = world.state_hash();
-        if let Some(prev) = hash {
-            if prev != h {
-                println!("WARNING: run {run} hash {h:016x} differs from {prev:016x}");
+                // One more step, traced (not timed): work and span.
+                world.record_trace();
+                world.update(scenes::DT, 1, pool).expect("valid step");
+                let trace = world.take_trace().expect("armed");
+                work_span = Some(trace.work_span());
+                if t == max_threads {
+                    if let Some(path) = &args.trace {
+                        std::fs::write(path, trace.to_chrome_json()).expect("write trace");
+                    }
+                }
             }
         }
-        hash = Some(h);
-        per_run.push(total.as_secs_f64() * 1e3 / args.steps as f64);
+        per_run.sort_by(f64::total_cmp);
+        rows.push(Row {
+            threads: t,
+            median_ms: per_run[per_run.len() / 2],
+            min_ms: per_run[0],
+            max_ms: per_run[per_run.len() - 1],
+            hash: hash.expect("ran"),
+            stats: last.expect("ran"),
+            phases,
+            work_span: work_span.expect("traced"),
+            oversubscribed: t > cores.physical(),
+            pinning: pinned.pinning,
+        });
     }
     eprintln!();
-    per_run.sort_by(f64::total_cmp);
-    let median = per_run[per_run.len() / 2];
-    let stats = last.expect("at least one step ran");
+
+    let base = rows[0].median_ms * rows[0].threads as f64;
+    let base_hash = rows.iter().find(|r| r.threads == 1).map(|r| r.hash);
     println!(
-        "threads 1: {:.3} ms/step (median of {}, min {:.3}, max {:.3})",
-        median,
-        args.runs,
-        per_run[0],
-        per_run[per_run.len() - 1]
+        "{:>7} {:>9} {:>17} {:>8} {:>6} {:>16} {:>5} {:>7} {:>7} {:>9} {:>7}  pinning",
+        "threads", "ms/step", "min-max", "speedup", "eff", "hash", "=1t", "active", "islands", "contacts", "T1/Tinf"
     );
+    for r in &rows {
+        let speedup = base / r.median_ms;
+        println!(
+            "{:>7} {:>9.3} {:>17} {:>7.2}x {:>5.0}% {:016x} {:>5} {:>7} {:>7} {:>9} {:>7.1}  {:?}{}",
+            r.threads,
+            r.median_ms,
+            format!("{:.3}-{:.3}", r.min_ms, r.max_ms),
+            speedup,
+            100.0 * speedup / r.threads as f64,
+            r.hash,
+            match base_hash {
+                Some(h) if h == r.hash => "yes",
+                Some(_) => "NO",
+                None => "-",
+            },
+            r.stats.active_bodies,
+            r.stats.islands,
+            r.stats.manifolds,
+            r.work_span.parallelism(),
+            r.pinning,
+            if r.oversubscribed { "  (oversubscribed)" } else { "" },
+        );
+    }
+    let last = &rows[rows.len() - 1].stats;
     println!(
-        "active bodies {}, islands awake/total {}/{}, body pairs {}, manifolds {}, contact points {}, dropped pairs/manifolds {}/{}",
-        stats.active_bodies,
-        stats.islands,
-        stats.total_islands(),
-        stats.body_pairs,
-        stats.manifolds,
-        stats.contact_points,
-        stats.body_pairs_dropped,
-        stats.manifolds_dropped
+        "last step: body pairs {}, contact points {}, large islands {}, splits {}, split 31 items {}, dropped pairs/manifolds {}/{}",
+        last.body_pairs,
+        last.contact_points,
+        last.large_islands,
+        last.splits,
+        last.split_items[31],
+        last.body_pairs_dropped,
+        last.manifolds_dropped
     );
-    let sum: f64 = phases.named().iter().map(|(_, t)| t.as_secs_f64()).sum();
-    let split: Vec<String> = phases
-        .named()
-        .iter()
-        .map(|(n, t)| format!("{n} {:.1}%", 100.0 * t.as_secs_f64() / sum.max(1e-12)))
-        .collect();
-    println!("phases: {}", split.join(", "));
-    println!("state hash {:016x}", hash.expect("ran"));
+    for r in &rows {
+        let sum: f64 = r.phases.named().iter().map(|(_, t)| t.as_secs_f64()).sum();
+        let split: Vec<String> = r
+            .phases
+            .named()
+            .iter()
+            .map(|(n, t)| format!("{n} {:.1}%", 100.0 * t.as_secs_f64() / sum.max(1e-12)))
+            .collect();
+        println!("phases at {} threads: {}", r.threads, split.join(", "));
+    }
+    for r in &rows {
+        println!(
+            "work/span at {} threads (one traced step): T1 {:.3} ms, Tinf {:.3} ms, T1/Tinf {:.1}, {} jobs",
+            r.threads,
+            r.work_span.work.as_secs_f64() * 1e3,
+            r.work_span.span.as_secs_f64() * 1e3,
+            r.work_span.parallelism(),
+            r.work_span.jobs
+        );
+    }
+
+    if let Some(path) = &args.csv {
+        let mut f = std::fs::File::create(path).expect("create csv");
+        let phase_names: Vec<&str> = rows[0].phases.named().iter().map(|(n, _)| *n).collect();
+        writeln!(
+            f,
+            "scene,threads,ms_per_step,min_ms,max_ms,speedup,efficiency,hash,matches_1_thread,active_bodies,islands,manifolds,t1_ms,tinf_ms,parallelism,oversubscribed,{}",
+            phase_names
+                .iter()
+                .map(|n| format!("{n}_pct"))
+                .collect::<Vec<_>>()
+                .join(",")
+        )
+        .expect("write csv");
+        for r in &rows {
+            let speedup = base / r.median_ms;
+            let sum: f64 = r.phases.named().iter().map(|(_, t)| t.as_secs_f64()).sum();
+            let pct: Vec<String> = r
+                .phases
+                .named()
+                .iter()
+                .map(|(_, t)| format!("{:.2}", 100.0 * t.as_secs_f64() / sum.max(1e-12)))
+                .collect();
+            writeln!(
+                f,
+                "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:016x},{},{},{},{},{:.4},{:.4},{:.2},{},{}",
+                scene.name,
+                r.threads,
+                r.median_ms,
+                r.min_ms,
+                r.max_ms,
+                speedup,
+                speedup / r.threads as f64,
+                r.hash,
+                base_hash.map_or(true, |h| h == r.hash),
+                r.stats.active_bodies,
+                r.stats.islands,
+                r.stats.manifolds,
+                r.work_span.work.as_secs_f64() * 1e3,
+                r.work_span.span.as_secs_f64() * 1e3,
+                r.work_span.parallelism(),
+                r.oversubscribed,
+                pct.join(",")
+            )
+            .expect("write csv");
+        }
+    }
 }

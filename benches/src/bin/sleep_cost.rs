@@ -7,7 +7,7 @@
 //!
 //! `cargo run --release -p archipelago-benches --bin sleep_cost [-- SCENE]`
 
-use archipelago::{scenes, PhysicsSettings};
+use archipelago::{scenes, PhysicsSettings, ThreadPool};
 use std::time::Instant;
 
 const SETTLE_STEPS: usize = 120; // 2 s: piles are asleep well before
@@ -19,18 +19,18 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn run(scene: &scenes::Scene, allow_sleeping: bool) -> (f64, u32) {
+fn run(pool: &ThreadPool, scene: &scenes::Scene, allow_sleeping: bool) -> (f64, u32) {
     let settings = PhysicsSettings {
         allow_sleeping,
         ..PhysicsSettings::default()
     };
     let (mut world, _) = scene.build(settings).expect("standard scene");
     for _ in 0..SETTLE_STEPS {
-        world.update(scenes::DT, 1).expect("step");
+        world.update(scenes::DT, 1, pool).expect("step");
     }
     let t0 = Instant::now();
     for _ in 0..MEASURE_STEPS {
-        world.update(scenes::DT, 1).expect("step");
+        world.update(scenes::DT, 1, pool).expect("step");
     }
     let ms = t0.elapsed().as_secs_f64() * 1e3 / MEASURE_STEPS as f64;
     (ms, world.last_stats().active_bodies)
@@ -42,13 +42,17 @@ fn main() {
         eprintln!("unknown scene {name:?}");
         std::process::exit(2);
     };
+    // One worker: the point is the cost of a sleeping world, not scaling.
+    let pool = archipelago::build_pinned_pool(Some(1))
+        .expect("thread pool")
+        .pool;
     let (mut asleep, mut awake) = (Vec::new(), Vec::new());
     let mut active = (0, 0);
     for _ in 0..RUNS {
-        let (ms, a) = run(&scene, true);
+        let (ms, a) = run(&pool, &scene, true);
         asleep.push(ms);
         active.0 = a;
-        let (ms, a) = run(&scene, false);
+        let (ms, a) = run(&pool, &scene, false);
         awake.push(ms);
         active.1 = a;
     }

@@ -10,6 +10,11 @@ use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
 use crate::system::PhysicsSystem;
 
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| crate::build_pinned_pool(Some(2)).unwrap().pool)
+}
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -251,7 +256,7 @@ fn all_broad_phases_give_bit_identical_simulations() {
             })
             .unwrap();
         for _ in 0..60 {
-            w.update(crate::scenes::DT, 1).unwrap();
+            w.update(crate::scenes::DT, 1, pool()).unwrap();
         }
         w.state_hash()
     };

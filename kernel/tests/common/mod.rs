@@ -3,6 +3,13 @@ use archipelago::*;
 
 pub const DT: f32 = 1.0 / 60.0;
 
+/// The pool every test steps on: two workers, so every test also runs the
+/// parallel paths (results do not depend on the worker count).
+pub fn pool() -> &'static ThreadPool {
+    static POOL: std::sync::OnceLock<ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| build_pinned_pool(Some(2)).unwrap().pool)
+}
+
 pub fn world(settings: PhysicsSettings) -> PhysicsSystem {
     PhysicsSystem::new(Capacities::default(), settings).unwrap()
 }
@@ -22,7 +29,7 @@ pub fn add_floor(w: &mut PhysicsSystem) -> BodyId {
 
 pub fn step(w: &mut PhysicsSystem, n: usize) {
     for _ in 0..n {
-        let stats = w.update(DT, 1).unwrap();
+        let stats = w.update(DT, 1, pool()).unwrap();
         assert!(stats.warnings.is_empty(), "unexpected drops: {stats:?}");
     }
 }

@@ -1,0 +1,115 @@
+//! `Disjoint`: a slice that several workers read and write at the same time,
+//! each at indices no other worker touches.
+//!
+//! The solver needs this because its jobs claim batches of constraints
+//! dynamically (an atomic counter, not a static partition), so the borrow
+//! checker cannot see which worker owns which body. Ownership comes from the
+//! schedule instead: two constraints of one split share no dynamic body
+//! (the splitter's invariant, unit-tested in `splitter.rs`), two islands
+//! share no dynamic body (by construction), and a barrier (release/acquire
+//! counter) separates consecutive splits. Static and kinematic bodies are
+//! only ever read.
+//!
+//! The safe alternative, one `par_chunks_mut` fork-join per split and
+//! iteration, needs the constraints of each split contiguous and a full
+//! rayon join at each of the ~170 barriers of a pyramid step; the atomic
+//! claim loop in `jobs.rs` lets idle workers take small islands instead.
+
+use std::marker::PhantomData;
+
+pub(crate) struct Disjoint<'a, T> {
+    ptr: *mut T,
+    len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+// SAFETY: a `Disjoint` is an exclusive borrow of the slice handed out to
+// several threads; `T: Send` lets values move between them. Every access
+// goes through the `unsafe` methods below, whose callers promise that no two
+// threads touch the same index without a happens-before edge between them.
+unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
+unsafe impl<T: Send> Send for Disjoint<'_, T> {}
+
+impl<'a, T: Copy> Disjoint<'a, T> {
+    pub fn new(slice: &'a mut [T]) -> Self {
+        Self {
+            ptr: slice.as_mut_ptr(),
+            len: slice.len(),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Reads element `i`.
+    ///
+    /// # Safety
+    /// No other thread writes `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn get(&self, i: usize) -> T {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked); no concurrent writer (caller).
+        unsafe { *self.ptr.add(i) }
+    }
+
+    /// Writes element `i`.
+    ///
+    /// # Safety
+    /// No other thread reads or writes `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn set(&self, i: usize, value: T) {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked); exclusive access to `i` (caller).
+        unsafe { *self.ptr.add(i) = value }
+    }
+
+    /// Element `i` as an exclusive reference.
+    ///
+    /// # Safety
+    /// No other thread touches `i` while the reference lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get_mut(&self, i: usize) -> &mut T {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked); exclusive for the reference's life (caller).
+        unsafe { &mut *self.ptr.add(i) }
+    }
+
+    /// The elements `start..end` as an exclusive slice.
+    ///
+    /// # Safety
+    /// No other thread touches any of `start..end` while the slice lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [T] {
+        assert!(start <= end && end <= self.len);
+        // SAFETY: in bounds (checked); exclusive for the slice's life (caller).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rayon::prelude::*;
+
+    #[test]
+    fn disjoint_writes_from_many_threads_land() {
+        let mut v = vec![0u64; 10_000];
+        {
+            let d = Disjoint::new(&mut v);
+            (0..10_000usize).into_par_iter().for_each(|i| {
+                // SAFETY: each index is written by exactly one iteration.
+                unsafe { d.set(i, d.get(i) + i as u64 * 3) };
+            });
+        }
+        assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));
+    }
+
+    #[test]
+    #[should_panic]
+    fn out_of_bounds_is_caught() {
+        let mut v = vec![0u8; 4];
+        let d = Disjoint::new(&mut v);
+        // SAFETY: single-threaded; the bounds check panics before any access.
+        unsafe { d.set(4, 1) };
+    }
+}

@@ -1,0 +1,310 @@
+//! How the step's work is handed to the pool's workers.
+//!
+//! - [`StepCtx::par_chunks_mut`] / [`StepCtx::par_for`]: batched data-parallel
+//!   loops (narrow phase over pairs, constraint setup, ...). Each chunk writes
+//!   only its own slots, so results never depend on which worker ran what.
+//! - [`Schedule`]: the solver's job queue. Large islands come first, as
+//!   chains of stages (one stage per split per iteration, a barrier between
+//!   consecutive stages of a chain); workers claim their batches from one
+//!   atomic counter. Small islands are packed into jobs of at least
+//!   [`PACK_ITEMS`] constraints and taken from a second counter, first by
+//!   workers that would otherwise wait at a barrier (Jolt's longest job
+//!   first, with the waiting time filled).
+//!
+//! No job waits for a job that has not been claimed, and batches are claimed
+//! in stage order, so the lowest unfinished batch can always run: the loop
+//! cannot deadlock however many workers the pool has or however the OS
+//! schedules them.
+
+use crate::splitter::{LargeIslandSplitter, BATCH_SIZE, NON_PARALLEL_SPLIT, NUM_SPLITS};
+use crate::thread_pool::pin_state_bit;
+use crate::trace::{SliceKind, Tracer};
+use archipelago_layout::CachePadded;
+use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Small islands are packed until a job holds at least this many
+/// constraints, so 100,000 one-body islands are ~1,500 jobs, not 100,000.
+pub(crate) const PACK_ITEMS: u32 = 64;
+/// Chains of packed small islands are numbered from here in traces.
+const PACK_CHAIN_BASE: u32 = 1 << 20;
+/// Spins before a waiting worker starts yielding its core (an
+/// oversubscribed pool must let the worker holding the batch run).
+const SPINS_BEFORE_YIELD: u32 = 64;
+
+/// What the step's phases share: the pool's size, the trace recorder when
+/// armed, and the pin states seen.
+pub(crate) struct StepCtx<'a> {
+    pub threads: usize,
+    pub tracer: Option<&'a Tracer>,
+    pub pin_bits: &'a AtomicU32,
+}
+
+impl StepCtx<'_> {
+    #[inline]
+    fn now(&self) -> Option<Instant> {
+        self.tracer.map(|_| Instant::now())
+    }
+
+    #[inline]
+    fn job_done(&self, name: &'static str, t: Option<Instant>, section: u32, chain: u32, stage: u32) {
+        if let (Some(tr), Some(t)) = (self.tracer, t) {
+            tr.record(
+                name,
+                t,
+                SliceKind::Job {
+                    section,
+                    chain,
+                    stage,
+                },
+            );
+        }
+    }
+
+    fn section(&self) -> u32 {
+        self.tracer.map_or(0, |t| t.new_section())
+    }
+
+    /// Records that the current worker took part (for the pinning report).
+    #[inline]
+    fn note_worker(&self) {
+        self.pin_bits.fetch_or(pin_state_bit(), Ordering::Relaxed);
+    }
+
+    /// Runs a phase, adding its wall time to `slot` (and a phase slice to
+    /// the trace).
+    pub fn phase<R>(&self, name: &'static str, slot: &mut Duration, f: impl FnOnce() -> R) -> R {
+        let t0 = Instant::now();
+        let r = f();
+        *slot += t0.elapsed();
+        if let Some(tr) = self.tracer {
+            tr.record(name, t0, SliceKind::Phase);
+        }
+        r
+    }
+
+    /// A serial stretch of work: on the critical path in full.
+    pub fn serial<R>(&self, name: &'static str, f: impl FnOnce() -> R) -> R {
+        let section = self.section();
+        let t = self.now();
+        let r = f();
+        self.job_done(name, t, section, 0, 0);
+        r
+    }
+
+    /// `f(first_index, chunk)` over `chunk`-sized pieces of `data`, in
+    /// parallel; returns the sum of what the chunks return.
+    pub fn par_chunks_mut<T: Send>(
+        &self,
+        name: &'static str,
+        data: &mut [T],
+        chunk: usize,
+        f: impl Fn(usize, &mut [T]) -> u32 + Sync,
+    ) -> u32 {
+        let section = self.section();
+        data.par_chunks_mut(chunk.max(1))
+            .enumerate()
+            .map(|(k, c)| {
+                let t = self.now();
+                let r = f(k * chunk, c);
+                self.job_done(name, t, section, 0, 0);
+                r
+            })
+            .sum()
+    }
+
+    /// `f(range)` over `chunk`-sized ranges of `0..n`, in parallel.
+    pub fn par_for(&self, name: &'static str, n: usize, chunk: usize, f: impl Fn(Range<usize>) + Sync) {
+        let section = self.section();
+        let chunk = chunk.max(1);
+        (0..n.div_ceil(chunk)).into_par_iter().for_each(|k| {
+            let t = self.now();
+            f(k * chunk..((k + 1) * chunk).min(n));
+            self.job_done(name, t, section, 0, 0);
+        });
+    }
+}
+
+const NO_STAGE: u32 = u32::MAX;
+
+/// One split of one large island in one iteration: `batches` batches of
+/// [`BATCH_SIZE`] items (one batch with all items for the non-parallel
+/// split), runnable once stage `dep` of the same chain is done.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Stage {
+    /// Range in the splitter's `items`.
+    pub items: (u32, u32),
+    pub first_batch: u32,
+    pub batches: u32,
+    pub dep: u32,
+    /// Index of the split island (its chain in traces).
+    pub chain: u32,
+    /// Iteration number within the solve (0 is the warm start for the
+    /// velocity solve).
+    pub iteration: u32,
+    pub non_parallel: bool,
+}
+
+/// The job queue of one solve (velocity or position).
+pub(crate) struct Schedule {
+    stages: Vec<Stage>,
+    total_batches: u32,
+    done: Vec<CachePadded<AtomicU32>>,
+    next_batch: CachePadded<AtomicU32>,
+    /// Packs of small islands: ranges of island indices.
+    packs: Vec<(u32, u32)>,
+    next_pack: CachePadded<AtomicU32>,
+}
+
+impl Schedule {
+    pub fn new() -> Self {
+        Self {
+            stages: Vec::new(),
+            total_batches: 0,
+            done: Vec::new(),
+            next_batch: CachePadded::new(AtomicU32::new(0)),
+            packs: Vec::new(),
+            next_pack: CachePadded::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// Lays out `iterations` passes over every split island, then packs the
+    /// islands `first_small..` (`island_size(i)` constraints each).
+    pub fn build(
+        &mut self,
+        splitter: &LargeIslandSplitter,
+        iterations: u32,
+        first_small: usize,
+        num_islands: usize,
+        island_size: impl Fn(usize) -> u32,
+    ) {
+        self.stages.clear();
+        let mut batch = 0u32;
+        for (chain, isl) in splitter.islands.iter().enumerate() {
+            let mut dep = NO_STAGE;
+            for iteration in 0..iterations {
+                for s in 0..NUM_SPLITS {
+                    let (start, end) = isl.split(s);
+                    if start == end {
+                        continue;
+                    }
+                    let non_parallel = s == NON_PARALLEL_SPLIT;
+                    let batches = if non_parallel {
+                        1
+                    } else {
+                        (end - start).div_ceil(BATCH_SIZE as u32)
+                    };
+                    self.stages.push(Stage {
+                        items: (start, end),
+                        first_batch: batch,
+                        batches,
+                        dep,
+                        chain: chain as u32,
+                        iteration,
+                        non_parallel,
+                    });
+                    dep = (self.stages.len() - 1) as u32;
+                    batch += batches;
+                }
+            }
+        }
+        self.total_batches = batch;
+        while self.done.len() < self.stages.len() {
+            self.done.push(CachePadded::new(AtomicU32::new(0)));
+        }
+        self.packs.clear();
+        let mut start = first_small;
+        let mut items = 0;
+        for i in first_small..num_islands {
+            items += island_size(i);
+            if items >= PACK_ITEMS {
+                self.packs.push((start as u32, i as u32 + 1));
+                start = i + 1;
+                items = 0;
+            }
+        }
+        if start < num_islands {
+            self.packs.push((start as u32, num_islands as u32));
+        }
+    }
+
+    /// Runs the schedule on all workers: `batch(stage, items)` for every
+    /// batch of every stage, `pack(islands)` for every pack.
+    pub fn run(
+        &self,
+        ctx: &StepCtx,
+        name: &'static str,
+        batch: impl Fn(&Stage, Range<usize>) + Sync,
+        pack: impl Fn(Range<usize>) + Sync,
+    ) {
+        for d in &self.done[..self.stages.len()] {
+            d.store(0, Ordering::Relaxed);
+        }
+        self.next_batch.store(0, Ordering::Relaxed);
+        self.next_pack.store(0, Ordering::Relaxed);
+        let section = ctx.section();
+        let run_pack = || -> bool {
+            let p = self.next_pack.fetch_add(1, Ordering::Relaxed) as usize;
+            let Some(&(first, end)) = self.packs.get(p) else {
+                return false;
+            };
+            let t = ctx.now();
+            pack(first as usize..end as usize);
+            ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0);
+            true
+        };
+        let worker = |_: usize| {
+            ctx.note_worker();
+            let mut st = 0usize;
+            loop {
+                let g = self.next_batch.fetch_add(1, Ordering::Relaxed);
+                if g >= self.total_batches {
+                    break;
+                }
+                while self.stages[st].first_batch + self.stages[st].batches <= g {
+                    st += 1;
+                }
+                let stage = &self.stages[st];
+                if stage.dep != NO_STAGE {
+                    let dep = stage.dep as usize;
+                    let need = self.stages[dep].batches;
+                    let mut spins = 0;
+                    while self.done[dep].load(Ordering::Acquire) < need {
+                        // Fill the wait with a small island if one is left.
+                        if !run_pack() {
+                            backoff(&mut spins);
+                        }
+                    }
+                }
+                let (start, end) = (stage.items.0 as usize, stage.items.1 as usize);
+                let range = if stage.non_parallel {
+                    start..end
+                } else {
+                    let b = (g - stage.first_batch) as usize;
+                    start + b * BATCH_SIZE..(start + (b + 1) * BATCH_SIZE).min(end)
+                };
+                let t = ctx.now();
+                batch(stage, range);
+                ctx.job_done(name, t, section, stage.chain, st as u32);
+                self.done[st].fetch_add(1, Ordering::Release);
+            }
+            while run_pack() {}
+        };
+        (0..ctx.threads)
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(worker);
+    }
+}
+
+#[inline]
+fn backoff(spins: &mut u32) {
+    if *spins < SPINS_BEFORE_YIELD {
+        *spins += 1;
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
+    }
+}
