@@ -61,18 +61,6 @@ impl<'a, T: Copy> Disjoint<'a, T> {
         unsafe { *self.ptr.add(i) = value }
     }
 
-    /// Element `i` as an exclusive reference.
-    ///
-    /// # Safety
-    /// No other thread touches `i` while the reference lives.
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn get_mut(&self, i: usize) -> &mut T {
-        assert!(i < self.len);
-        // SAFETY: in bounds (checked); exclusive for the reference's life (caller).
-        unsafe { &mut *self.ptr.add(i) }
-    }
-
     /// The elements `start..end` as an exclusive slice.
     ///
     /// # Safety

@@ -5,16 +5,17 @@
 //!   only its own slots, so results never depend on which worker ran what.
 //! - [`Schedule`]: the solver's job queue. Large islands come first, as
 //!   chains of stages (one stage per split per iteration, a barrier between
-//!   consecutive stages of a chain); workers claim their batches from one
-//!   atomic counter. Small islands are packed into jobs of at least
+//!   consecutive stages of a chain); each worker claims batches from its
+//!   home range of a stage, then steals from the others'. Small islands are packed into jobs of at least
 //!   [`PACK_ITEMS`] constraints and taken from a second counter, first by
 //!   workers that would otherwise wait at a barrier (Jolt's longest job
 //!   first, with the waiting time filled).
 //!
-//! No job waits for a job that has not been claimed, and batches are claimed
-//! in stage order, so the lowest unfinished batch can always run: the loop
-//! cannot deadlock however many workers the pool has or however the OS
-//! schedules them.
+//! A worker waits at a stage only after every batch of the stage before it
+//! was claimed, and claimed batches are being run by workers that wait for
+//! nothing later: the loop cannot deadlock however many workers the pool
+//! has, however many of its tasks one thread ends up running, or however
+//! the OS schedules them.
 
 use crate::splitter::{LargeIslandSplitter, BATCH_SIZE, NON_PARALLEL_SPLIT, NUM_SPLITS};
 use crate::thread_pool::pin_state_bit;
@@ -134,9 +135,8 @@ const NO_STAGE: u32 = u32::MAX;
 /// split), runnable once stage `dep` of the same chain is done.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Stage {
-    /// Range in the splitter's `items`.
+    /// Range of constraints.
     pub items: (u32, u32),
-    pub first_batch: u32,
     pub batches: u32,
     pub dep: u32,
     /// Index of the split island (its chain in traces).
@@ -150,9 +150,9 @@ pub(crate) struct Stage {
 /// The job queue of one solve (velocity or position).
 pub(crate) struct Schedule {
     stages: Vec<Stage>,
-    total_batches: u32,
     done: Vec<CachePadded<AtomicU32>>,
-    next_batch: CachePadded<AtomicU32>,
+    /// Per stage and worker: batches claimed from that worker's home range.
+    claims: Vec<CachePadded<AtomicU32>>,
     /// Packs of small islands: ranges of island indices.
     packs: Vec<(u32, u32)>,
     next_pack: CachePadded<AtomicU32>,
@@ -162,9 +162,8 @@ impl Schedule {
     pub fn new() -> Self {
         Self {
             stages: Vec::new(),
-            total_batches: 0,
             done: Vec::new(),
-            next_batch: CachePadded::new(AtomicU32::new(0)),
+            claims: Vec::new(),
             packs: Vec::new(),
             next_pack: CachePadded::new(AtomicU32::new(0)),
         }
@@ -181,7 +180,6 @@ impl Schedule {
         island_size: impl Fn(usize) -> u32,
     ) {
         self.stages.clear();
-        let mut batch = 0u32;
         for (chain, isl) in splitter.islands.iter().enumerate() {
             let mut dep = NO_STAGE;
             for iteration in 0..iterations {
@@ -198,7 +196,6 @@ impl Schedule {
                     };
                     self.stages.push(Stage {
                         items: (start, end),
-                        first_batch: batch,
                         batches,
                         dep,
                         chain: chain as u32,
@@ -206,11 +203,9 @@ impl Schedule {
                         non_parallel,
                     });
                     dep = (self.stages.len() - 1) as u32;
-                    batch += batches;
                 }
             }
         }
-        self.total_batches = batch;
         while self.done.len() < self.stages.len() {
             self.done.push(CachePadded::new(AtomicU32::new(0)));
         }
@@ -232,22 +227,39 @@ impl Schedule {
 
     /// Runs the schedule on all workers: `batch(stage, items)` for every
     /// batch of every stage, `pack(islands)` for every pack.
+    ///
+    /// Each stage's batches are dealt out as one contiguous home range per
+    /// worker task, claimed from that range's own counter; a worker that
+    /// finished its range steals from the others'. Splits keep island
+    /// (body-index) order, so a worker's home ranges touch about the same
+    /// bodies and constraints in every split and iteration, and they stay
+    /// in its core's cache instead of moving between cores (dynamic
+    /// claiming from one shared counter did that: 30% more work at 2
+    /// threads on the pyramid).
     pub fn run(
-        &self,
+        &mut self,
         ctx: &StepCtx,
         name: &'static str,
         batch: impl Fn(&Stage, Range<usize>) + Sync,
         pack: impl Fn(Range<usize>) + Sync,
     ) {
+        let workers = ctx.threads.max(1);
+        let needed = self.stages.len() * workers;
+        while self.claims.len() < needed {
+            self.claims.push(CachePadded::new(AtomicU32::new(0)));
+        }
+        for c in &self.claims[..needed] {
+            c.store(0, Ordering::Relaxed);
+        }
         for d in &self.done[..self.stages.len()] {
             d.store(0, Ordering::Relaxed);
         }
-        self.next_batch.store(0, Ordering::Relaxed);
         self.next_pack.store(0, Ordering::Relaxed);
+        let this = &*self;
         let section = ctx.section();
         let run_pack = || -> bool {
-            let p = self.next_pack.fetch_add(1, Ordering::Relaxed) as usize;
-            let Some(&(first, end)) = self.packs.get(p) else {
+            let p = this.next_pack.fetch_add(1, Ordering::Relaxed) as usize;
+            let Some(&(first, end)) = this.packs.get(p) else {
                 return false;
             };
             let t = ctx.now();
@@ -255,23 +267,14 @@ impl Schedule {
             ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0);
             true
         };
-        let worker = |_: usize| {
+        let worker = |w: usize| {
             ctx.note_worker();
-            let mut st = 0usize;
-            loop {
-                let g = self.next_batch.fetch_add(1, Ordering::Relaxed);
-                if g >= self.total_batches {
-                    break;
-                }
-                while self.stages[st].first_batch + self.stages[st].batches <= g {
-                    st += 1;
-                }
-                let stage = &self.stages[st];
+            for (st, stage) in this.stages.iter().enumerate() {
                 if stage.dep != NO_STAGE {
                     let dep = stage.dep as usize;
-                    let need = self.stages[dep].batches;
+                    let need = this.stages[dep].batches;
                     let mut spins = 0;
-                    while self.done[dep].load(Ordering::Acquire) < need {
+                    while this.done[dep].load(Ordering::Acquire) < need {
                         // Fill the wait with a small island if one is left.
                         if !run_pack() {
                             backoff(&mut spins);
@@ -279,23 +282,32 @@ impl Schedule {
                     }
                 }
                 let (start, end) = (stage.items.0 as usize, stage.items.1 as usize);
-                let range = if stage.non_parallel {
-                    start..end
-                } else {
-                    let b = (g - stage.first_batch) as usize;
-                    start + b * BATCH_SIZE..(start + (b + 1) * BATCH_SIZE).min(end)
-                };
-                let t = ctx.now();
-                batch(stage, range);
-                ctx.job_done(name, t, section, stage.chain, st as u32);
-                self.done[st].fetch_add(1, Ordering::Release);
+                for k in 0..workers {
+                    let home = (w + k) % workers;
+                    let lo = stage.batches as usize * home / workers;
+                    let hi = stage.batches as usize * (home + 1) / workers;
+                    let claim = &this.claims[st * workers + home];
+                    // A plain load first: a drained range costs no write.
+                    while lo + (claim.load(Ordering::Relaxed) as usize) < hi {
+                        let b = lo + claim.fetch_add(1, Ordering::Relaxed) as usize;
+                        if b >= hi {
+                            break;
+                        }
+                        let range = if stage.non_parallel {
+                            start..end
+                        } else {
+                            start + b * BATCH_SIZE..(start + (b + 1) * BATCH_SIZE).min(end)
+                        };
+                        let t = ctx.now();
+                        batch(stage, range);
+                        ctx.job_done(name, t, section, stage.chain, st as u32);
+                        this.done[st].fetch_add(1, Ordering::Release);
+                    }
+                }
             }
             while run_pack() {}
         };
-        (0..ctx.threads)
-            .into_par_iter()
-            .with_max_len(1)
-            .for_each(worker);
+        (0..workers).into_par_iter().with_max_len(1).for_each(worker);
     }
 }
 

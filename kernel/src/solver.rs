@@ -205,8 +205,10 @@ pub(crate) struct ContactSolver {
     /// Solver velocities per body slot, plus one last slot that stays zero:
     /// static bodies' constraints point there, so reading a static body
     /// never touches (or races on) a slot some step left stale.
-    lin: Vec<Vec3>,
-    ang: Vec<Vec3>,
+    vel: Vec<BodyVelocity>,
+    /// Constraint order: manifold indices, island after island; inside a
+    /// split island, split after split.
+    order: Vec<u32>,
     zero_slot: u32,
     /// Poses during the position solve, per body slot.
     pos: Vec<Vec3>,
@@ -216,11 +218,18 @@ pub(crate) struct ContactSolver {
     position_schedule: Schedule,
 }
 
-/// Solver velocities, written by several workers at disjoint bodies.
-struct Velocities<'a> {
-    lin: Disjoint<'a, Vec3>,
-    ang: Disjoint<'a, Vec3>,
+/// A body's velocities during the solve: one 32-byte record, so a body
+/// never straddles two cache lines and two workers' bodies share a line
+/// only in pairs.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct BodyVelocity {
+    lin: Vec3,
+    ang: Vec3,
 }
+
+/// Solver velocities, written by several workers at disjoint bodies.
+type Velocities<'a> = Disjoint<'a, BodyVelocity>;
 
 /// The two bodies' velocities while one constraint is solved.
 #[derive(Clone, Copy)]
@@ -238,13 +247,12 @@ impl PairVelocity {
     unsafe fn load(c: &ContactConstraint, vel: &Velocities) -> Self {
         let (a, b) = (c.a as usize, c.b as usize);
         // SAFETY: forwarded to the caller.
-        unsafe {
-            Self {
-                va: vel.lin.get(a),
-                wa: vel.ang.get(a),
-                vb: vel.lin.get(b),
-                wb: vel.ang.get(b),
-            }
+        let (va, vb) = unsafe { (vel.get(a), vel.get(b)) };
+        Self {
+            va: va.lin,
+            wa: va.ang,
+            vb: vb.lin,
+            wb: vb.ang,
         }
     }
 
@@ -259,12 +267,18 @@ impl PairVelocity {
         // SAFETY: forwarded to the caller.
         unsafe {
             if c.inv_mass_a > 0.0 {
-                vel.lin.set(c.a as usize, self.va);
-                vel.ang.set(c.a as usize, self.wa);
+                let v = BodyVelocity {
+                    lin: self.va,
+                    ang: self.wa,
+                };
+                vel.set(c.a as usize, v);
             }
             if c.inv_mass_b > 0.0 {
-                vel.lin.set(c.b as usize, self.vb);
-                vel.ang.set(c.b as usize, self.wb);
+                let v = BodyVelocity {
+                    lin: self.vb,
+                    ang: self.wb,
+                };
+                vel.set(c.b as usize, v);
             }
         }
     }
@@ -292,8 +306,8 @@ impl ContactSolver {
             constraints: Vec::with_capacity(max_contact_constraints),
             island_ranges: Vec::with_capacity(max_bodies),
             manifold_constraint: vec![NO_CONSTRAINT; max_contact_constraints],
-            lin: vec![Vec3::ZERO; max_bodies + 1],
-            ang: vec![Vec3::ZERO; max_bodies + 1],
+            vel: vec![BodyVelocity::default(); max_bodies + 1],
+            order: Vec::with_capacity(max_contact_constraints),
             zero_slot: max_bodies as u32,
             pos: vec![Vec3::ZERO; max_bodies],
             rot: vec![Quat::IDENTITY; max_bodies],
@@ -303,9 +317,10 @@ impl ContactSolver {
         }
     }
 
-    /// Builds the constraints of every island's contacts (in parallel),
-    /// splits the large islands and lays out the solve schedules. Warm
-    /// starting is iteration 0 of the velocity solve.
+    /// Splits the large islands, lays out the constraints (island after
+    /// island, split after split inside a split island, so every batch is
+    /// a contiguous run), builds them in parallel and lays out the solve
+    /// schedules. Warm starting is iteration 0 of the velocity solve.
     #[allow(clippy::too_many_arguments)]
     pub fn setup(
         &mut self,
@@ -317,50 +332,48 @@ impl ContactSolver {
         dt: f32,
     ) -> SplitStats {
         let zero = self.zero_slot as usize;
-        let order = islands.all_contacts();
-        ctx.serial("gather velocities", || {
+        let mut stats = SplitStats::default();
+        ctx.serial("split islands", || {
             for &i in &bodies.active {
                 let i = i as usize;
-                self.lin[i] = bodies.lin_vel(i);
-                self.ang[i] = bodies.ang_vel(i);
+                self.vel[i] = BodyVelocity {
+                    lin: bodies.lin_vel(i),
+                    ang: bodies.ang_vel(i),
+                };
             }
-            self.lin[zero] = Vec3::ZERO;
-            self.ang[zero] = Vec3::ZERO;
+            self.vel[zero] = BodyVelocity::default();
             self.island_ranges.clear();
             self.island_ranges
                 .extend((0..islands.num_islands()).map(|i| islands.contact_range(i)));
-            self.manifold_constraint[..manifolds.len()].fill(NO_CONSTRAINT);
-            for (k, &mi) in order.iter().enumerate() {
-                self.manifold_constraint[mi as usize] = k as u32;
-            }
-        });
-        self.constraints.clear();
-        self.constraints.resize(order.len(), EMPTY_CONSTRAINT);
-        let (lin, ang) = (&self.lin[..], &self.ang[..]);
-        ctx.par_chunks_mut("build constraints", &mut self.constraints, SETUP_CHUNK, |first, chunk| {
-            for (c, &mi) in chunk.iter_mut().zip(&order[first..]) {
-                *c = build_constraint(bodies, lin, ang, zero, &manifolds[mi as usize], mi, settings, dt);
-            }
-            0
-        });
-        let mut stats = SplitStats::default();
-        let mut first_small = 0;
-        ctx.serial("split islands", || {
+            let all = islands.all_contacts();
             self.splitter.clear();
+            let mut first_small = 0;
             if settings.use_large_island_splitter {
                 for (island, &(start, end)) in self.island_ranges.iter().enumerate() {
                     // Islands are sorted biggest first: the rest are smaller.
                     if ((end - start) as usize) < LARGE_ISLAND_THRESHOLD {
                         break;
                     }
-                    let cons = &self.constraints;
-                    self.splitter.split_island(start..end, |k| {
-                        let c = &cons[k as usize];
-                        let dynamic = |i: u32, inv_mass: f32| (inv_mass > 0.0).then_some(i);
-                        (dynamic(c.a, c.inv_mass_a), dynamic(c.b, c.inv_mass_b))
-                    });
+                    // Split islands are the first ones, so the splitter's
+                    // item offsets are constraint indices.
+                    debug_assert_eq!(self.splitter.items.len(), start as usize);
+                    let dynamic = |i: u32| (bodies.inv_mass[i as usize] > 0.0).then_some(i);
+                    self.splitter.split_island(
+                        all[start as usize..end as usize].iter().copied(),
+                        |mi| {
+                            let pair = manifolds[mi as usize].pair;
+                            (dynamic(pair.a), dynamic(pair.b))
+                        },
+                    );
                     first_small = island + 1;
                 }
+            }
+            self.order.clear();
+            self.order.extend_from_slice(&self.splitter.items);
+            self.order.extend_from_slice(&all[self.splitter.items.len()..]);
+            self.manifold_constraint[..manifolds.len()].fill(NO_CONSTRAINT);
+            for (k, &mi) in self.order.iter().enumerate() {
+                self.manifold_constraint[mi as usize] = k as u32;
             }
             for isl in &self.splitter.islands {
                 for s in 0..NUM_SPLITS {
@@ -387,6 +400,15 @@ impl ContactSolver {
                 size,
             );
         });
+        self.constraints.clear();
+        self.constraints.resize(self.order.len(), EMPTY_CONSTRAINT);
+        let (vel, order) = (&self.vel[..], &self.order[..]);
+        ctx.par_chunks_mut("build constraints", &mut self.constraints, SETUP_CHUNK, |first, chunk| {
+            for (c, &mi) in chunk.iter_mut().zip(&order[first..]) {
+                *c = build_constraint(bodies, vel, zero, &manifolds[mi as usize], mi, settings, dt);
+            }
+            0
+        });
         stats
     }
 
@@ -394,27 +416,25 @@ impl ContactSolver {
     /// islands split by split on all workers, small islands whole.
     pub fn solve_velocities(&mut self, ctx: &StepCtx, iterations: u32) {
         let cons = Disjoint::new(&mut self.constraints);
-        let vel = Velocities {
-            lin: Disjoint::new(&mut self.lin),
-            ang: Disjoint::new(&mut self.ang),
-        };
-        let (items, ranges) = (&self.splitter.items, &self.island_ranges);
+        let vel = Disjoint::new(&mut self.vel);
+        let ranges = &self.island_ranges;
         self.velocity_schedule.run(
             ctx,
             "velocity batch",
             |stage, range| {
-                for &k in &items[range] {
-                    // SAFETY: the items of a stage share no dynamic body (the
-                    // splitter's invariant; split 31 is one batch on one
-                    // worker), a stage starts only after the previous stage
-                    // of its island finished (release/acquire counter), and
-                    // other islands own other bodies; every constraint is in
-                    // exactly one item.
-                    unsafe {
-                        let c = cons.get_mut(k as usize);
-                        if stage.iteration == 0 {
+                // SAFETY: the constraints of a stage share no dynamic body
+                // (the splitter's invariant; split 31 is one batch on one
+                // worker), a stage starts only after the previous stage of
+                // its island finished (release/acquire counter), other
+                // islands own other bodies, and batches do not overlap.
+                unsafe {
+                    let batch = cons.slice_mut(range.start, range.end);
+                    if stage.iteration == 0 {
+                        for c in batch.iter() {
                             warm_start(c, &vel);
-                        } else {
+                        }
+                    } else {
+                        for c in batch.iter_mut() {
                             solve_constraint(c, &vel);
                         }
                     }
@@ -447,8 +467,8 @@ impl ContactSolver {
             for idx in 0..bodies.active.len() {
                 let i = bodies.active[idx] as usize;
                 if bodies.motion(i) == MotionType::Dynamic {
-                    bodies.linear_velocity.set(i, self.lin[i].to_array());
-                    bodies.angular_velocity.set(i, self.ang[i].to_array());
+                    bodies.linear_velocity.set(i, self.vel[i].lin.to_array());
+                    bodies.angular_velocity.set(i, self.vel[i].ang.to_array());
                 }
             }
         });
@@ -497,14 +517,13 @@ impl ContactSolver {
                 rot: Disjoint::new(&mut self.rot),
                 bodies,
             };
-            let (items, ranges, cons) = (&self.splitter.items, &self.island_ranges, &self.constraints);
+            let (ranges, cons) = (&self.island_ranges, &self.constraints);
             let iterations = settings.position_iterations;
             self.position_schedule.run(
                 ctx,
                 "position batch",
                 |_, range| {
-                    for &k in &items[range] {
-                        let c = &cons[k as usize];
+                    for c in &cons[range] {
                         // SAFETY: as in the velocity solve (same splits,
                         // barriers and islands).
                         unsafe { solve_position_constraint(c, &manifolds[c.manifold as usize], &poses, settings) };
@@ -650,13 +669,12 @@ fn solve_face_block(c: &mut ContactConstraint, block: FaceBlock, v: &mut PairVel
     true
 }
 
-/// Builds one manifold's constraint. `lin`/`ang` are the solver's velocity
-/// slots (`zero` is the static bodies' slot).
+/// Builds one manifold's constraint. `vel` are the solver's velocity slots
+/// (`zero` is the static bodies' slot).
 #[allow(clippy::too_many_arguments)]
 fn build_constraint(
     bodies: &Bodies,
-    lin: &[Vec3],
-    ang: &[Vec3],
+    vel: &[BodyVelocity],
     zero: usize,
     m: &Manifold,
     mi: u32,
@@ -693,7 +711,8 @@ fn build_constraint(
             impulse: m.normal_impulse[k],
             ..Axis::new(mid - xa, mid - xb, n, ima, imb, &ia, &ib)
         };
-        let vn = normal.velocity(n, lin[sa], ang[sa], lin[sb], ang[sb]);
+        let (va, vb) = (vel[sa], vel[sb]);
+        let vn = normal.velocity(n, va.lin, va.ang, vb.lin, vb.ang);
         let sep = m.separation[k];
         let target_velocity = if restitution > 0.0 && vn < -settings.min_velocity_for_restitution {
             -restitution * vn

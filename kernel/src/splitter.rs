@@ -75,9 +75,9 @@ impl LargeIslandSplitter {
         self.islands.clear();
     }
 
-    /// Splits one island (call in island order). `items` are its constraint indices in island
-    /// order; `bodies(item)` gives the slots of the item's two bodies, `None`
-    /// for a static or kinematic one.
+    /// Splits one island (call in island order). `items` are its items
+    /// (manifold indices) in island order; `bodies(item)` gives the slots of
+    /// the item's two bodies, `None` for a static or kinematic one.
     pub fn split_island(
         &mut self,
         items: impl Iterator<Item = u32> + Clone,
