@@ -1,0 +1,157 @@
+//! The same scene gives the same bits at any thread count and run after
+//! run: `state_hash()` after N steps is compared across pools of 1, 2, 4, 8
+//! and 16 workers (oversubscribing this 2-core machine on purpose: thread
+//! timing varies wildly then, and must not matter), with and without the
+//! large-island splitter.
+
+use archipelago::*;
+use std::sync::OnceLock;
+
+const THREADS: [usize; 5] = [1, 2, 4, 8, 16];
+
+fn pool(threads: usize) -> &'static ThreadPool {
+    static POOLS: OnceLock<Vec<ThreadPool>> = OnceLock::new();
+    let pools = POOLS.get_or_init(|| {
+        THREADS
+            .iter()
+            .map(|&t| build_pinned_pool(Some(t)).unwrap().pool)
+            .collect()
+    });
+    &pools[THREADS.iter().position(|&t| t == threads).unwrap()]
+}
+
+fn settings(splitter: bool) -> PhysicsSettings {
+    PhysicsSettings {
+        use_large_island_splitter: splitter,
+        ..PhysicsSettings::default()
+    }
+}
+
+/// Hash after every step, and the most large islands any step had.
+fn run(scene: &scenes::Scene, splitter: bool, threads: usize, steps: usize) -> (Vec<u64>, u32) {
+    let (mut w, _) = scene.build(settings(splitter)).unwrap();
+    let mut hashes = Vec::with_capacity(steps);
+    let mut large = 0;
+    for _ in 0..steps {
+        let stats = w.update(scenes::DT, 1, pool(threads)).unwrap();
+        assert!(stats.warnings.is_empty(), "{}: {stats:?}", scene.name);
+        assert_eq!(stats.threads as usize, threads);
+        large = large.max(stats.large_islands);
+        hashes.push(w.state_hash());
+    }
+    (hashes, large)
+}
+
+/// Final hash at every thread count (and a second run at 2 threads) equals
+/// the 1-thread one.
+fn same_at_every_thread_count(name: &str, splitter: bool, steps: usize) -> u32 {
+    let scene = scenes::by_name(name).unwrap();
+    let (reference, large) = run(&scene, splitter, 1, steps);
+    let expected = *reference.last().unwrap();
+    for threads in THREADS.into_iter().skip(1).chain([2]) {
+        let (hashes, _) = run(&scene, splitter, threads, steps);
+        assert_eq!(
+            *hashes.last().unwrap(),
+            expected,
+            "{name}, splitter {splitter}: {threads} threads differ from 1 thread"
+        );
+    }
+    large
+}
+
+#[test]
+fn pyramid_is_bit_identical_at_any_thread_count() {
+    let large = same_at_every_thread_count("pyramid", true, 300);
+    assert!(large >= 1, "the pyramid is one large island: it must be split");
+}
+
+#[test]
+fn rain_is_bit_identical_at_any_thread_count() {
+    same_at_every_thread_count("rain", true, 300);
+}
+
+#[test]
+fn towers_are_bit_identical_at_any_thread_count() {
+    same_at_every_thread_count("towers", true, 300);
+}
+
+#[test]
+fn piles_are_bit_identical_at_any_thread_count() {
+    same_at_every_thread_count("piles", true, 300);
+}
+
+#[test]
+fn pile_split_is_bit_identical_at_any_thread_count() {
+    let large = same_at_every_thread_count("pile_split", true, 300);
+    assert!(large >= 1);
+}
+
+#[test]
+fn tower_split_is_bit_identical_at_any_thread_count() {
+    same_at_every_thread_count("tower_split", true, 300);
+}
+
+/// Every scene of SCENES.md, splitter on and off, at every thread count
+/// (shorter runs; the six above run 300 steps).
+#[test]
+fn every_scene_with_and_without_splitter() {
+    for name in scenes::NAMES {
+        for splitter in [true, false] {
+            same_at_every_thread_count(name, splitter, 90);
+        }
+    }
+}
+
+/// SCENES.md's pile_split: with the splitter on and off the trajectories
+/// are identical until the pile's island is split into parallel splits,
+/// and differ from that step on; each is bit-identical at 1 and 4 threads,
+/// step by step.
+///
+/// Precisely: the island reaches 128 constraints (the splitter threshold)
+/// a few steps before any split holds 32 items; until then every split is
+/// merged into the non-parallel split 31, which solves the island in the
+/// unsplit order, so the bits only change once a parallel split exists.
+#[test]
+fn pile_split_diverges_only_once_split() {
+    let scene = scenes::pile_split();
+    let steps = 300;
+    let (on, _) = run(&scene, true, 1, steps);
+    let (off, _) = run(&scene, false, 1, steps);
+    assert_eq!(run(&scene, true, 4, steps).0, on, "splitter on: 1 vs 4 threads");
+    assert_eq!(run(&scene, false, 4, steps).0, off, "splitter off: 1 vs 4 threads");
+
+    let (mut w, _) = scene.build(settings(true)).unwrap();
+    let (mut first_large, mut first_parallel) = (None, None);
+    for step in 0..steps {
+        let stats = w.update(scenes::DT, 1, pool(1)).unwrap();
+        if stats.large_islands > 0 && first_large.is_none() {
+            first_large = Some(step);
+        }
+        let parallel = stats.split_items[..31].iter().any(|&n| n > 0);
+        if parallel && first_parallel.is_none() {
+            first_parallel = Some(step);
+        }
+    }
+    let first_difference = on.iter().zip(&off).position(|(a, b)| a != b);
+    println!(
+        "pile_split: island over 128 constraints at step {first_large:?}, first parallel split at step {first_parallel:?}, first difference at step {first_difference:?}"
+    );
+    let first_large = first_large.expect("145 cubes in one pile exceed 128 contacts");
+    assert!(first_parallel.is_some_and(|p| p >= first_large));
+    assert_eq!(
+        first_difference, first_parallel,
+        "identical until the first parallel split, different from it on"
+    );
+    assert_ne!(on.last(), off.last());
+}
+
+/// SCENES.md's tower_split: 11 cubes never reach 128 constraints, so the
+/// splitter never acts and on/off are identical.
+#[test]
+fn tower_split_is_unaffected_by_the_splitter() {
+    let scene = scenes::tower_split();
+    let (on, large) = run(&scene, true, 4, 300);
+    let (off, _) = run(&scene, false, 4, 300);
+    assert_eq!(large, 0);
+    assert_eq!(on, off);
+}
