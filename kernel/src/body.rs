@@ -417,17 +417,28 @@ impl Bodies {
         }
     }
 
+    /// The world inverse inertia for the current rotation.
+    pub fn world_inertia_of(&self, i: usize) -> [f32; 9] {
+        let inv = Vec3::from_array(self.inv_inertia_local[i]);
+        world_inverse_inertia(self.rot(i), inv).to_cols_array()
+    }
+
+    /// The world AABB for the current pose, inflated by `margin`.
+    pub fn aabb_of(&self, i: usize, margin: f32) -> (Vec3, Vec3) {
+        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i));
+        (lo - Vec3::splat(margin), hi + Vec3::splat(margin))
+    }
+
     /// Recomputes the world inverse inertia from the rotation.
     pub fn update_world_inertia(&mut self, i: usize) {
-        let inv = Vec3::from_array(self.inv_inertia_local[i]);
-        self.inv_inertia_world[i] = world_inverse_inertia(self.rot(i), inv).to_cols_array();
+        self.inv_inertia_world[i] = self.world_inertia_of(i);
     }
 
     /// Recomputes the world AABB, inflated by `margin`.
     pub fn update_aabb(&mut self, i: usize, margin: f32) {
-        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i));
-        self.aabb_min.set(i, (lo - Vec3::splat(margin)).to_array());
-        self.aabb_max.set(i, (hi + Vec3::splat(margin)).to_array());
+        let (lo, hi) = self.aabb_of(i, margin);
+        self.aabb_min.set(i, lo.to_array());
+        self.aabb_max.set(i, hi.to_array());
     }
 
     /// Writes a validated body into a fresh slot. Infallible: all checks ran

@@ -13,6 +13,7 @@ use crate::body::Bodies;
 use crate::collide::MAX_POINTS;
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
+use rayon::prelude::*;
 
 /// Manifolds matched per warm-start job.
 const MANIFOLDS_PER_JOB: usize = 256;
@@ -26,6 +27,28 @@ struct CachedManifold {
     local_a: [Vec3; MAX_POINTS],
     normal_impulse: [f32; MAX_POINTS],
     friction_impulse: [f32; 3],
+}
+
+impl CachedManifold {
+    const EMPTY: CachedManifold = CachedManifold {
+        key: 0,
+        normal: Vec3::ZERO,
+        count: 0,
+        local_a: [Vec3::ZERO; MAX_POINTS],
+        normal_impulse: [0.0; MAX_POINTS],
+        friction_impulse: [0.0; 3],
+    };
+
+    fn of(m: &Manifold) -> Self {
+        Self {
+            key: m.pair.key(),
+            normal: m.normal,
+            count: m.count,
+            local_a: m.local_a,
+            normal_impulse: m.normal_impulse,
+            friction_impulse: m.friction_impulse,
+        }
+    }
 }
 
 pub(crate) struct ContactCache {
@@ -89,15 +112,46 @@ impl ContactCache {
     /// step's entries whose pair is now asleep (a sleeping pair is not
     /// re-detected, and its impulses must survive until it wakes). Both
     /// lists are pair-sorted, so this is one merge walk.
-    pub fn store(&mut self, manifolds: &[Manifold], bodies: &Bodies) {
+    ///
+    /// When no entry is kept and no manifold is a sensor's (the common case
+    /// while things move), the new cache is this step's list itself, copied
+    /// in parallel; otherwise the merge walk runs on one worker.
+    pub fn store(&mut self, ctx: &StepCtx, manifolds: &[Manifold], bodies: &Bodies) {
         let cap = self.next.capacity();
-        self.next.clear();
         let keep = |c: &CachedManifold| {
             let (a, b) = ((c.key >> 32) as usize, c.key as u32 as usize);
             (bodies.is_sleeping(a) || bodies.is_sleeping(b))
                 && !bodies.is_active(a)
                 && !bodies.is_active(b)
         };
+        let previous = &self.previous;
+        let simple = ctx.serial("check cache", || {
+            manifolds.len() <= cap
+                && !previous.par_iter().any(keep)
+                && !manifolds.par_iter().any(|m| m.sensor)
+        });
+        if simple {
+            self.next.resize(manifolds.len(), CachedManifold::EMPTY);
+            ctx.par_chunks_mut(
+                "store cache",
+                &mut self.next,
+                MANIFOLDS_PER_JOB,
+                |first, chunk| {
+                    for (c, m) in chunk.iter_mut().zip(&manifolds[first..]) {
+                        *c = CachedManifold::of(m);
+                    }
+                    0
+                },
+            );
+            core::mem::swap(&mut self.previous, &mut self.next);
+            return;
+        }
+        ctx.serial("store cache", || self.merge(manifolds, keep));
+    }
+
+    fn merge(&mut self, manifolds: &[Manifold], keep: impl Fn(&CachedManifold) -> bool) {
+        let cap = self.next.capacity();
+        self.next.clear();
         let mut j = 0;
         for m in manifolds.iter().filter(|m| !m.sensor) {
             let key = m.pair.key();
@@ -109,14 +163,7 @@ impl ContactCache {
                 j += 1;
             }
             if self.next.len() < cap {
-                self.next.push(CachedManifold {
-                    key,
-                    normal: m.normal,
-                    count: m.count,
-                    local_a: m.local_a,
-                    normal_impulse: m.normal_impulse,
-                    friction_impulse: m.friction_impulse,
-                });
+                self.next.push(CachedManifold::of(m));
             }
         }
         for old in &self.previous[j..] {

@@ -50,7 +50,14 @@ impl StepCtx<'_> {
     }
 
     #[inline]
-    fn job_done(&self, name: &'static str, t: Option<Instant>, section: u32, chain: u32, stage: u32) {
+    fn job_done(
+        &self,
+        name: &'static str,
+        t: Option<Instant>,
+        section: u32,
+        chain: u32,
+        stage: u32,
+    ) {
         if let (Some(tr), Some(t)) = (self.tracer, t) {
             tr.record(
                 name,
@@ -117,7 +124,13 @@ impl StepCtx<'_> {
     }
 
     /// `f(range)` over `chunk`-sized ranges of `0..n`, in parallel.
-    pub fn par_for(&self, name: &'static str, n: usize, chunk: usize, f: impl Fn(Range<usize>) + Sync) {
+    pub fn par_for(
+        &self,
+        name: &'static str,
+        n: usize,
+        chunk: usize,
+        f: impl Fn(Range<usize>) + Sync,
+    ) {
         let section = self.section();
         let chunk = chunk.max(1);
         (0..n.div_ceil(chunk)).into_par_iter().for_each(|k| {
@@ -307,7 +320,10 @@ impl Schedule {
             }
             while run_pack() {}
         };
-        (0..workers).into_par_iter().with_max_len(1).for_each(worker);
+        (0..workers)
+            .into_par_iter()
+            .with_max_len(1)
+            .for_each(worker);
     }
 }
 

@@ -50,10 +50,10 @@ pub use broadphase::{BroadPhaseKind, LayerFilter};
 pub use error::{PhysicsError, Result};
 pub use math::{Mat3, Quat, Vec3};
 pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};
+/// The pool type `update` runs on.
+pub use rayon::ThreadPool;
 pub use settings::{Capacities, PhysicsSettings};
 pub use shape::Shape;
 pub use system::{Contact, ContactPoint, PhysicsSystem};
 pub use thread_pool::{build_pinned_pool, detect_cores, CoreTopology, PinnedPool, Pinning};
 pub use trace::{SliceKind, StepTrace, TraceEvent, WorkSpan};
-/// The pool type `update` runs on.
-pub use rayon::ThreadPool;

@@ -8,12 +8,15 @@
 use crate::body::Bodies;
 use crate::broadphase::BodyPair;
 use crate::collide::{collide, Placed, MAX_POINTS};
+use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
 
 /// Candidate pairs per narrow-phase job: ~64 box–box tests are tens of
 /// microseconds, long enough to hide the claim, short enough to balance.
 const PAIRS_PER_JOB: usize = 64;
+/// Slots per compaction job.
+const COMPACT_CHUNK: usize = 1024;
 
 /// One contact manifold between two bodies, as the solver and the contact
 /// cache use it. Points are stored in each body's local frame so the position
@@ -67,6 +70,8 @@ pub(crate) struct NarrowPhase {
     pub manifolds: Vec<Manifold>,
     /// Scratch for choosing the deepest manifolds on overflow.
     depth_order: Vec<(f32, u32)>,
+    /// Output offset of each compaction chunk.
+    chunk_start: Vec<u32>,
     max_manifolds: usize,
 }
 
@@ -81,6 +86,7 @@ impl NarrowPhase {
             slots: vec![Manifold::EMPTY; max_body_pairs],
             manifolds: Vec::with_capacity(max_contact_constraints),
             depth_order: Vec::with_capacity(max_body_pairs),
+            chunk_start: Vec::with_capacity(max_body_pairs / COMPACT_CHUNK + 2),
             max_manifolds: max_contact_constraints,
         }
     }
@@ -99,17 +105,48 @@ impl NarrowPhase {
             }
             0
         });
-        ctx.serial("compact manifolds", || self.compact(pairs.len()))
+        self.compact(ctx, pairs.len())
     }
 
-    fn compact(&mut self, n: usize) -> NarrowStats {
-        self.manifolds.clear();
-        let touching = self.slots[..n].iter().filter(|m| m.count > 0).count();
+    /// Gathers the touching slots into `manifolds`, in pair order: each
+    /// chunk counts its touching slots, a prefix sum gives each chunk its
+    /// output range, and the chunks copy in parallel.
+    fn compact(&mut self, ctx: &StepCtx, n: usize) -> NarrowStats {
+        let slots = &self.slots[..n];
+        let chunks = n.div_ceil(COMPACT_CHUNK);
+        self.chunk_start.clear();
+        self.chunk_start.resize(chunks + 1, 0);
+        ctx.par_chunks_mut("count manifolds", &mut self.chunk_start[1..], 1, |k, c| {
+            let range = k * COMPACT_CHUNK..((k + 1) * COMPACT_CHUNK).min(n);
+            c[0] = slots[range].iter().filter(|m| m.count > 0).count() as u32;
+            0
+        });
+        for k in 0..chunks {
+            self.chunk_start[k + 1] += self.chunk_start[k];
+        }
+        let touching = self.chunk_start[chunks] as usize;
         if touching <= self.max_manifolds {
-            self.manifolds
-                .extend(self.slots[..n].iter().filter(|m| m.count > 0).copied());
+            // Only a longer list than last step's writes new slots here.
+            self.manifolds.resize(touching, Manifold::EMPTY);
+            let out = Disjoint::new(&mut self.manifolds);
+            let starts = &self.chunk_start;
+            ctx.par_for("copy manifolds", chunks, 1, |ks| {
+                for k in ks {
+                    let range = k * COMPACT_CHUNK..((k + 1) * COMPACT_CHUNK).min(n);
+                    // SAFETY: the prefix sums give every chunk its own
+                    // output range.
+                    let dst = unsafe { out.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
+                    for (d, m) in dst
+                        .iter_mut()
+                        .zip(slots[range].iter().filter(|m| m.count > 0))
+                    {
+                        *d = *m;
+                    }
+                }
+            });
             return NarrowStats::default();
         }
+        self.manifolds.clear();
         // Overflow: keep the deepest `max_manifolds` (ties broken by pair
         // order, so the choice is deterministic), then restore pair order.
         self.depth_order.clear();

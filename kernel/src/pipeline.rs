@@ -18,10 +18,10 @@ use crate::body::{Bodies, MotionType};
 use crate::collide::{collide, Placed};
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
+use crate::jobs::StepCtx;
 use crate::narrowphase::Manifold;
 use crate::sleep::{can_wake_others, put_island_to_sleep, update_sleep_state, wake_island};
 use crate::system::PhysicsSystem;
-use crate::jobs::StepCtx;
 use crate::thread_pool::{pinning_from_bits, Pinning};
 use crate::trace::Tracer;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -182,20 +182,21 @@ impl PhysicsSystem {
             .then(|| Tracer::new(pool.current_num_threads()));
         self.trace_armed = false;
         let pin_bits = AtomicU32::new(0);
-        let ctx = StepCtx {
-            threads: pool.current_num_threads(),
-            tracer: tracer.as_ref(),
-            pin_bits: &pin_bits,
+        let threads = pool.current_num_threads();
+        let stats = {
+            let ctx = StepCtx {
+                threads,
+                tracer: tracer.as_ref(),
+                pin_bits: &pin_bits,
+            };
+            pool.install(|| self.step(dt, collision_steps, &ctx))
         };
-        let stats = pool.install(|| self.step(dt, collision_steps, &ctx));
-        let threads = ctx.threads as u32;
-        drop(ctx);
         if let Some(t) = tracer {
             self.last_trace = Some(t.finish());
         }
         let stats = StepStats {
             pinning: pinning_from_bits(pin_bits.load(Ordering::Relaxed)),
-            threads,
+            threads: threads as u32,
             ..stats
         };
         self.last_stats = stats;
@@ -260,7 +261,7 @@ impl PhysicsSystem {
         stats.out_of_bounds = search.out_of_bounds;
 
         ctx.phase("apply_forces", &mut times.apply_forces, || {
-            ctx.serial("apply forces", || apply_forces(bodies, &s, dt))
+            apply_forces(ctx, bodies, &mut self.body_scratch, &s, dt)
         });
 
         let narrow = ctx.phase("narrow_phase", &mut times.narrow_phase, || {
@@ -291,7 +292,7 @@ impl PhysicsSystem {
         });
 
         ctx.phase("integrate", &mut times.integrate, || {
-            ctx.serial("integrate", || integrate_positions(bodies, &s, dt))
+            integrate_positions(ctx, bodies, &mut self.body_scratch, &s, dt)
         });
 
         ctx.phase("position_solve", &mut times.position_solve, || {
@@ -308,13 +309,18 @@ impl PhysicsSystem {
         }
 
         ctx.phase("update_bounds", &mut times.update_bounds, || {
-            ctx.serial("update bounds", || {
-                update_bounds(bodies, s.speculative_contact_distance);
+            update_bounds(
+                ctx,
+                bodies,
+                &mut self.body_scratch,
+                s.speculative_contact_distance,
+            );
+            ctx.serial("mark moved", || {
                 for &i in &bodies.active {
                     broad.moved(i);
                 }
             });
-            ctx.serial("store cache", || self.cache.store(manifolds, bodies));
+            self.cache.store(ctx, manifolds, bodies);
         });
 
         stats.islands = islands.num_islands() as u32;
@@ -406,17 +412,19 @@ fn build_islands(
             }
         }
     });
-    ctx.serial("finalize islands", || islands.finalize(
-        manifolds.len(),
-        |k| {
-            let m = &manifolds[k];
-            if m.sensor {
-                return None;
-            }
-            node(m.pair.a).or_else(|| node(m.pair.b))
-        },
-        |i| bodies.active[i as usize],
-    ));
+    ctx.serial("finalize islands", || {
+        islands.finalize(
+            manifolds.len(),
+            |k| {
+                let m = &manifolds[k];
+                if m.sensor {
+                    return None;
+                }
+                node(m.pair.a).or_else(|| node(m.pair.b))
+            },
+            |i| bodies.active[i as usize],
+        )
+    });
 }
 
 /// Contacts linked per island-building job.

@@ -28,10 +28,10 @@ use crate::collide::MAX_POINTS;
 use crate::disjoint::Disjoint;
 use crate::islands::IslandBuilder;
 use crate::jobs::{Schedule, StepCtx};
-use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NUM_SPLITS};
 use crate::math::{perpendicular, Mat3, Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
+use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NUM_SPLITS};
 
 /// One linear constraint row between two bodies along `axis` at lever arms
 /// `ra`, `rb`.
@@ -183,6 +183,8 @@ const EMPTY_CONSTRAINT: ContactConstraint = ContactConstraint {
 
 /// Constraints built per setup job.
 const SETUP_CHUNK: usize = 64;
+/// Active bodies per velocity-gather job.
+const GATHER_CHUNK: usize = 512;
 /// Manifolds per impulse write-back job.
 const WRITE_BACK_CHUNK: usize = 256;
 
@@ -333,15 +335,26 @@ impl ContactSolver {
     ) -> SplitStats {
         let zero = self.zero_slot as usize;
         let mut stats = SplitStats::default();
+        {
+            let vel = Disjoint::new(&mut self.vel);
+            ctx.par_for(
+                "gather velocities",
+                bodies.active.len(),
+                GATHER_CHUNK,
+                |range| {
+                    for &i in &bodies.active[range] {
+                        let v = BodyVelocity {
+                            lin: bodies.lin_vel(i as usize),
+                            ang: bodies.ang_vel(i as usize),
+                        };
+                        // SAFETY: active slots are distinct.
+                        unsafe { vel.set(i as usize, v) };
+                    }
+                },
+            );
+        }
+        self.vel[zero] = BodyVelocity::default();
         ctx.serial("split islands", || {
-            for &i in &bodies.active {
-                let i = i as usize;
-                self.vel[i] = BodyVelocity {
-                    lin: bodies.lin_vel(i),
-                    ang: bodies.ang_vel(i),
-                };
-            }
-            self.vel[zero] = BodyVelocity::default();
             self.island_ranges.clear();
             self.island_ranges
                 .extend((0..islands.num_islands()).map(|i| islands.contact_range(i)));
@@ -370,11 +383,8 @@ impl ContactSolver {
             }
             self.order.clear();
             self.order.extend_from_slice(&self.splitter.items);
-            self.order.extend_from_slice(&all[self.splitter.items.len()..]);
-            self.manifold_constraint[..manifolds.len()].fill(NO_CONSTRAINT);
-            for (k, &mi) in self.order.iter().enumerate() {
-                self.manifold_constraint[mi as usize] = k as u32;
-            }
+            self.order
+                .extend_from_slice(&all[self.splitter.items.len()..]);
             for isl in &self.splitter.islands {
                 for s in 0..NUM_SPLITS {
                     let (a, b) = isl.split(s);
@@ -400,15 +410,47 @@ impl ContactSolver {
                 size,
             );
         });
+        ctx.par_chunks_mut(
+            "clear manifold map",
+            &mut self.manifold_constraint[..manifolds.len()],
+            WRITE_BACK_CHUNK,
+            |_, chunk| {
+                chunk.fill(NO_CONSTRAINT);
+                0
+            },
+        );
+        {
+            let map = Disjoint::new(&mut self.manifold_constraint);
+            let order = &self.order;
+            ctx.par_for("manifold map", order.len(), WRITE_BACK_CHUNK, |range| {
+                for k in range {
+                    // SAFETY: a manifold is in at most one island, once.
+                    unsafe { map.set(order[k] as usize, k as u32) };
+                }
+            });
+        }
         self.constraints.clear();
         self.constraints.resize(self.order.len(), EMPTY_CONSTRAINT);
         let (vel, order) = (&self.vel[..], &self.order[..]);
-        ctx.par_chunks_mut("build constraints", &mut self.constraints, SETUP_CHUNK, |first, chunk| {
-            for (c, &mi) in chunk.iter_mut().zip(&order[first..]) {
-                *c = build_constraint(bodies, vel, zero, &manifolds[mi as usize], mi, settings, dt);
-            }
-            0
-        });
+        ctx.par_chunks_mut(
+            "build constraints",
+            &mut self.constraints,
+            SETUP_CHUNK,
+            |first, chunk| {
+                for (c, &mi) in chunk.iter_mut().zip(&order[first..]) {
+                    *c = build_constraint(
+                        bodies,
+                        vel,
+                        zero,
+                        &manifolds[mi as usize],
+                        mi,
+                        settings,
+                        dt,
+                    );
+                }
+                0
+            },
+        );
         stats
     }
 
@@ -462,7 +504,12 @@ impl ContactSolver {
 
     /// Writes the solved velocities back to the moving bodies and the
     /// accumulated impulses back to the manifolds (for the cache and users).
-    pub fn finish_velocities(&self, ctx: &StepCtx, bodies: &mut Bodies, manifolds: &mut [Manifold]) {
+    pub fn finish_velocities(
+        &self,
+        ctx: &StepCtx,
+        bodies: &mut Bodies,
+        manifolds: &mut [Manifold],
+    ) {
         ctx.serial("scatter velocities", || {
             for idx in 0..bodies.active.len() {
                 let i = bodies.active[idx] as usize;
@@ -473,23 +520,28 @@ impl ContactSolver {
             }
         });
         let (cons, mc) = (&self.constraints, &self.manifold_constraint);
-        ctx.par_chunks_mut("write impulses", manifolds, WRITE_BACK_CHUNK, |first, chunk| {
-            for (m, &k) in chunk.iter_mut().zip(&mc[first..]) {
-                if k == NO_CONSTRAINT {
-                    continue;
+        ctx.par_chunks_mut(
+            "write impulses",
+            manifolds,
+            WRITE_BACK_CHUNK,
+            |first, chunk| {
+                for (m, &k) in chunk.iter_mut().zip(&mc[first..]) {
+                    if k == NO_CONSTRAINT {
+                        continue;
+                    }
+                    let c = &cons[k as usize];
+                    for p in 0..c.count as usize {
+                        m.normal_impulse[p] = c.points[p].normal.impulse;
+                    }
+                    m.friction_impulse = [
+                        c.friction_rows[0].impulse,
+                        c.friction_rows[1].impulse,
+                        c.twist.impulse,
+                    ];
                 }
-                let c = &cons[k as usize];
-                for p in 0..c.count as usize {
-                    m.normal_impulse[p] = c.points[p].normal.impulse;
-                }
-                m.friction_impulse = [
-                    c.friction_rows[0].impulse,
-                    c.friction_rows[1].impulse,
-                    c.twist.impulse,
-                ];
-            }
-            0
-        });
+                0
+            },
+        );
     }
 
     /// Position iterations (after integration), on the manifolds' local
@@ -526,7 +578,14 @@ impl ContactSolver {
                     for c in &cons[range] {
                         // SAFETY: as in the velocity solve (same splits,
                         // barriers and islands).
-                        unsafe { solve_position_constraint(c, &manifolds[c.manifold as usize], &poses, settings) };
+                        unsafe {
+                            solve_position_constraint(
+                                c,
+                                &manifolds[c.manifold as usize],
+                                &poses,
+                                settings,
+                            )
+                        };
                     }
                 },
                 |islands| {
@@ -536,7 +595,14 @@ impl ContactSolver {
                             for c in island {
                                 // SAFETY: a small island's dynamic bodies
                                 // belong to this job alone.
-                                unsafe { solve_position_constraint(c, &manifolds[c.manifold as usize], &poses, settings) };
+                                unsafe {
+                                    solve_position_constraint(
+                                        c,
+                                        &manifolds[c.manifold as usize],
+                                        &poses,
+                                        settings,
+                                    )
+                                };
                             }
                         }
                     }
@@ -565,8 +631,18 @@ unsafe fn warm_start(c: &ContactConstraint, vel: &Velocities) {
     for p in &c.points[..c.count as usize] {
         v.apply(c, &p.normal, c.normal, p.normal.impulse);
     }
-    v.apply(c, &c.friction_rows[0], c.tangent[0], c.friction_rows[0].impulse);
-    v.apply(c, &c.friction_rows[1], c.tangent[1], c.friction_rows[1].impulse);
+    v.apply(
+        c,
+        &c.friction_rows[0],
+        c.tangent[0],
+        c.friction_rows[0].impulse,
+    );
+    v.apply(
+        c,
+        &c.friction_rows[1],
+        c.tangent[1],
+        c.friction_rows[1].impulse,
+    );
     v.apply_angular(&c.twist, c.twist.impulse);
     // SAFETY: forwarded to the caller.
     unsafe { v.store(c, vel) };

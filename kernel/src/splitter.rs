@@ -157,7 +157,11 @@ mod tests {
         s
     }
 
-    fn check_invariants(pairs: &[(Option<u32>, Option<u32>)], s: &LargeIslandSplitter, bodies: usize) {
+    fn check_invariants(
+        pairs: &[(Option<u32>, Option<u32>)],
+        s: &LargeIslandSplitter,
+        bodies: usize,
+    ) {
         let isl = s.islands[0];
         let mut seen = vec![0u32; pairs.len()];
         for sp in 0..NUM_SPLITS {
@@ -182,7 +186,10 @@ mod tests {
                 assert!((end - start) as usize >= SPLIT_COMBINE_THRESHOLD);
             }
         }
-        assert!(seen.iter().all(|&n| n == 1), "every item in exactly one split");
+        assert!(
+            seen.iter().all(|&n| n == 1),
+            "every item in exactly one split"
+        );
     }
 
     #[test]
@@ -199,7 +206,7 @@ mod tests {
                         b = (a + 1) % bodies as u32;
                     }
                     // one in eight contacts is against a static body
-                    if rng(&mut seed) % 8 == 0 {
+                    if rng(&mut seed).is_multiple_of(8) {
                         (Some(a), None)
                     } else {
                         (Some(a), Some(b))

@@ -33,6 +33,8 @@ pub struct PhysicsSystem {
     pub(crate) last_stats: StepStats,
     /// Record a trace of the next `update`.
     pub(crate) trace_armed: bool,
+    /// Per-active-body results of the parallel body loops.
+    pub(crate) body_scratch: Vec<crate::integrate::BodyScratch>,
     pub(crate) last_trace: Option<crate::trace::StepTrace>,
 }
 
@@ -98,6 +100,7 @@ impl PhysicsSystem {
             sleep_scratch: SleepScratch::new(capacities.max_bodies),
             last_stats: StepStats::default(),
             trace_armed: false,
+            body_scratch: Vec::with_capacity(capacities.max_bodies),
             last_trace: None,
         })
     }

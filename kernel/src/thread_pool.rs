@@ -107,7 +107,11 @@ pub fn detect_cores() -> CoreTopology {
     }
     CoreTopology {
         logical: allowed.len().max(1),
-        physical_cpu_ids: if physical.is_empty() { vec![0] } else { physical },
+        physical_cpu_ids: if physical.is_empty() {
+            vec![0]
+        } else {
+            physical
+        },
         from_os,
     }
 }
@@ -124,7 +128,9 @@ pub struct PinnedPool {
 /// Builds a pool of `threads` workers (default: one per physical core),
 /// worker `k` pinned to physical core `k mod cores`, so asking for more
 /// workers than cores (to test determinism, say) doubles up round-robin.
-pub fn build_pinned_pool(threads: Option<usize>) -> Result<PinnedPool, rayon::ThreadPoolBuildError> {
+pub fn build_pinned_pool(
+    threads: Option<usize>,
+) -> Result<PinnedPool, rayon::ThreadPoolBuildError> {
     let topology = detect_cores();
     let n = threads.unwrap_or(topology.physical()).max(1);
     let cores = Arc::new(topology.physical_cpu_ids.clone());

@@ -25,7 +25,11 @@ pub enum SliceKind {
     /// A whole phase, on the track of the worker that drove the step.
     Phase,
     /// A unit of work; see the module docs for section, chain and stage.
-    Job { section: u32, chain: u32, stage: u32 },
+    Job {
+        section: u32,
+        chain: u32,
+        stage: u32,
+    },
 }
 
 /// One recorded slice.

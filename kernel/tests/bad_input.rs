@@ -276,7 +276,9 @@ fn bad_time_steps_and_settings_are_refused() {
     let (mut w, ..) = sample_world();
     use PhysicsError::*;
     refused(&mut w, InvalidTimeStep, |w| w.update(f32::NAN, 1, pool()));
-    refused(&mut w, InvalidTimeStep, |w| w.update(f32::INFINITY, 1, pool()));
+    refused(&mut w, InvalidTimeStep, |w| {
+        w.update(f32::INFINITY, 1, pool())
+    });
     refused(&mut w, InvalidTimeStep, |w| w.update(DT, 0, pool()));
     // dt <= 0 is a no-op step, not an error
     let hash = w.state_hash();

@@ -62,7 +62,10 @@ fn same_at_every_thread_count(name: &str, splitter: bool, steps: usize) -> u32 {
 #[test]
 fn pyramid_is_bit_identical_at_any_thread_count() {
     let large = same_at_every_thread_count("pyramid", true, 300);
-    assert!(large >= 1, "the pyramid is one large island: it must be split");
+    assert!(
+        large >= 1,
+        "the pyramid is one large island: it must be split"
+    );
 }
 
 #[test]
@@ -117,8 +120,16 @@ fn pile_split_diverges_only_once_split() {
     let steps = 300;
     let (on, _) = run(&scene, true, 1, steps);
     let (off, _) = run(&scene, false, 1, steps);
-    assert_eq!(run(&scene, true, 4, steps).0, on, "splitter on: 1 vs 4 threads");
-    assert_eq!(run(&scene, false, 4, steps).0, off, "splitter off: 1 vs 4 threads");
+    assert_eq!(
+        run(&scene, true, 4, steps).0,
+        on,
+        "splitter on: 1 vs 4 threads"
+    );
+    assert_eq!(
+        run(&scene, false, 4, steps).0,
+        off,
+        "splitter off: 1 vs 4 threads"
+    );
 
     let (mut w, _) = scene.build(settings(true)).unwrap();
     let (mut first_large, mut first_parallel) = (None, None);
