@@ -43,6 +43,21 @@ pub(crate) struct StepCtx<'a> {
     pub pin_bits: &'a AtomicU32,
 }
 
+/// Pin states of work done outside `update` (tools, tests).
+static NO_PINS: AtomicU32 = AtomicU32::new(0);
+
+impl StepCtx<'static> {
+    /// A context for work outside `update`: no trace, one worker's
+    /// schedule (parallel loops still use the current rayon pool).
+    pub fn untraced() -> Self {
+        StepCtx {
+            threads: 1,
+            tracer: None,
+            pin_bits: &NO_PINS,
+        }
+    }
+}
+
 impl StepCtx<'_> {
     #[inline]
     fn now(&self) -> Option<Instant> {

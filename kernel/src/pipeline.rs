@@ -19,6 +19,7 @@ use crate::collide::{collide, Placed};
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::jobs::StepCtx;
+use rayon::prelude::*;
 use crate::narrowphase::Manifold;
 use crate::sleep::{can_wake_others, put_island_to_sleep, update_sleep_state, wake_island};
 use crate::system::PhysicsSystem;
@@ -242,18 +243,18 @@ impl PhysicsSystem {
         let broad = &mut self.broad;
         let pairs = &mut self.pairs;
         let (maintained, search, woken) = ctx.phase("broad_phase", &mut times.broad_phase, || {
-            ctx.serial("broad phase", || {
-                let maintained = broad.update(bodies);
-                let mut woken = 0;
-                loop {
-                    let search = broad.report(bodies, &s.layer_filter, pairs, max_pairs);
-                    let now = wake_touched(bodies, pairs, s.speculative_contact_distance);
-                    woken += now;
-                    if now == 0 {
-                        break (maintained, search, woken);
-                    }
+            let maintained = ctx.serial("broad phase update", || broad.update(bodies));
+            let mut woken = 0;
+            loop {
+                let search = broad.report(ctx, bodies, &s.layer_filter, pairs, max_pairs);
+                let now = ctx.serial("wake touched", || {
+                    wake_touched(bodies, pairs, s.speculative_contact_distance)
+                });
+                woken += now;
+                if now == 0 {
+                    break (maintained, search, woken);
                 }
-            })
+            }
         });
         stats.bodies_woken += woken;
         stats.pairs_created += maintained.created;
@@ -356,6 +357,14 @@ fn wake_touched(
     pairs: &mut Vec<crate::broadphase::BodyPair>,
     max_separation: f32,
 ) -> u32 {
+    // Reported pairs have an awake side; with no sleeper in any pair there
+    // is nothing to wake or drop (the common case while everything moves).
+    if !pairs
+        .par_iter()
+        .any(|p| bodies.is_sleeping(p.a as usize) || bodies.is_sleeping(p.b as usize))
+    {
+        return 0;
+    }
     let mut woken = 0;
     for p in pairs.iter() {
         let (a, b) = (p.a as usize, p.b as usize);

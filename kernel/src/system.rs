@@ -610,6 +610,7 @@ impl PhysicsSystem {
         self.broad.update(&self.bodies);
         let max = self.capacities.max_body_pairs;
         self.broad.report(
+            &crate::jobs::StepCtx::untraced(),
             &self.bodies,
             &self.settings.layer_filter,
             &mut self.pairs,

@@ -171,17 +171,34 @@ fn main() {
         }
     );
 
-    let mut rows: Vec<Row> = Vec::new();
+    // Runs alternate between thread counts (run 1 at every count, then run
+    // 2, ...), so slow phases of this shared machine hit every count alike.
     let max_threads = *threads.iter().max().expect("at least one count");
-    for &t in &threads {
-        let pinned = build_pinned_pool(Some(t)).expect("thread pool");
-        let pool = &pinned.pool;
-        let mut per_run = Vec::new();
-        let mut hash = None;
-        let mut phases = PhaseTimes::default();
-        let mut last = None;
-        let mut work_span = None;
-        for run in 0..args.runs {
+    let pools: Vec<_> = threads
+        .iter()
+        .map(|&t| build_pinned_pool(Some(t)).expect("thread pool"))
+        .collect();
+    struct Acc {
+        per_run: Vec<f64>,
+        hash: Option<u64>,
+        phases: PhaseTimes,
+        last: Option<StepStats>,
+        work_span: Option<WorkSpan>,
+    }
+    let mut acc: Vec<Acc> = threads
+        .iter()
+        .map(|_| Acc {
+            per_run: Vec::new(),
+            hash: None,
+            phases: PhaseTimes::default(),
+            last: None,
+            work_span: None,
+        })
+        .collect();
+    for run in 0..args.runs {
+        for (ti, &t) in threads.iter().enumerate() {
+            let pool = &pools[ti].pool;
+            let a = &mut acc[ti];
             let (mut world, _) = scene.build(settings).expect("standard scene builds");
             let mut total = Duration::ZERO;
             for step in 0..args.steps {
@@ -189,12 +206,12 @@ fn main() {
                 let stats = world.update(scenes::DT, 1, pool).expect("valid step");
                 total += t0.elapsed();
                 if run == args.runs - 1 {
-                    phases.accumulate(&stats.times);
-                    last = Some(stats);
+                    a.phases.accumulate(&stats.times);
+                    a.last = Some(stats);
                 }
                 if step % 50 == 0 {
                     eprint!(
-                        "\r{t} threads: run {}/{} step {}/{}      ",
+                        "\rrun {}/{} {t} threads: step {}/{}      ",
                         run + 1,
                         args.runs,
                         step,
@@ -203,15 +220,13 @@ fn main() {
                 }
             }
             let h = world.state_hash();
-            if let Some(prev) = hash {
+            if let Some(prev) = a.hash {
                 if prev != h {
-                    println!(
-                        "WARNING: {t} threads run {run}: hash {h:016x} differs from {prev:016x}"
-                    );
+                    println!("WARNING: {t} threads run {run}: hash {h:016x} differs from {prev:016x}");
                 }
             }
-            hash = Some(h);
-            per_run.push(total.as_secs_f64() * 1e3 / args.steps as f64);
+            a.hash = Some(h);
+            a.per_run.push(total.as_secs_f64() * 1e3 / args.steps as f64);
             if run == args.runs - 1 {
                 // A few more steps, traced (not timed): work and span. One
                 // preempted job stretches a step's critical path, so the
@@ -225,7 +240,7 @@ fn main() {
                 }
                 traced.sort_by(|a, b| a.0.parallelism().total_cmp(&b.0.parallelism()));
                 let (ws, trace) = &traced[traced.len() / 2];
-                work_span = Some(*ws);
+                a.work_span = Some(*ws);
                 if t == max_threads {
                     if let Some(path) = &args.trace {
                         std::fs::write(path, trace.to_chrome_json()).expect("write trace");
@@ -233,20 +248,27 @@ fn main() {
                 }
             }
         }
-        per_run.sort_by(f64::total_cmp);
-        rows.push(Row {
-            threads: t,
-            median_ms: per_run[per_run.len() / 2],
-            min_ms: per_run[0],
-            max_ms: per_run[per_run.len() - 1],
-            hash: hash.expect("ran"),
-            stats: last.expect("ran"),
-            phases,
-            work_span: work_span.expect("traced"),
-            oversubscribed: t > cores.physical(),
-            pinning: pinned.pinning,
-        });
     }
+    let rows: Vec<Row> = threads
+        .iter()
+        .zip(acc)
+        .zip(&pools)
+        .map(|((&t, mut a), p)| {
+            a.per_run.sort_by(f64::total_cmp);
+            Row {
+                threads: t,
+                median_ms: a.per_run[a.per_run.len() / 2],
+                min_ms: a.per_run[0],
+                max_ms: a.per_run[a.per_run.len() - 1],
+                hash: a.hash.expect("ran"),
+                stats: a.last.expect("ran"),
+                phases: a.phases,
+                work_span: a.work_span.expect("traced"),
+                oversubscribed: t > cores.physical(),
+                pinning: p.pinning,
+            }
+        })
+        .collect();
     eprintln!();
 
     let base = rows[0].median_ms * rows[0].threads as f64;

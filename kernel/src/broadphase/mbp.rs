@@ -19,6 +19,7 @@ use super::pair_manager::PairManager;
 use super::{
     radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
 };
+use crate::jobs::StepCtx;
 use crate::body::{Bodies, MotionType};
 use crate::error::{PhysicsError, Result};
 use crate::math::Vec3;
@@ -539,6 +540,7 @@ impl BroadPhase for Mbp {
 
     fn report(
         &mut self,
+        ctx: &StepCtx,
         bodies: &Bodies,
         filter: &LayerFilter,
         out: &mut Vec<BodyPair>,
@@ -546,7 +548,7 @@ impl BroadPhase for Mbp {
     ) -> PairSearch {
         let mut search = self
             .reporter
-            .report(&self.pairs.pairs, bodies, filter, out, max_pairs);
+            .report(ctx, &self.pairs.pairs, bodies, filter, out, max_pairs);
         search.out_of_bounds = self.out_of_bounds.len() as u32;
         search
     }

@@ -23,6 +23,9 @@ mod property_tests;
 pub(crate) mod sap;
 
 use crate::body::{Bodies, MotionType};
+use crate::disjoint::Disjoint;
+use crate::jobs::StepCtx;
+use rayon::prelude::*;
 
 /// A candidate pair: slot `a` < slot `b`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -201,6 +204,7 @@ pub(crate) trait BroadPhase {
     /// Writes the overlapping pairs that pass the filters, sorted.
     fn report(
         &mut self,
+        ctx: &StepCtx,
         bodies: &Bodies,
         filter: &LayerFilter,
         out: &mut Vec<BodyPair>,
@@ -268,12 +272,13 @@ impl AnyBroadPhase {
     }
     pub fn report(
         &mut self,
+        ctx: &StepCtx,
         bodies: &Bodies,
         filter: &LayerFilter,
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
-        self.inner().report(bodies, filter, out, max_pairs)
+        self.inner().report(ctx, bodies, filter, out, max_pairs)
     }
 }
 
@@ -289,6 +294,7 @@ impl BroadPhase for BruteForce {
     }
     fn report(
         &mut self,
+        _ctx: &StepCtx,
         bodies: &Bodies,
         filter: &LayerFilter,
         out: &mut Vec<BodyPair>,
@@ -303,36 +309,62 @@ impl BroadPhase for BruteForce {
 /// the filtered keys are gathered here before at most `max_pairs` go out).
 pub(crate) struct KeyReport {
     keys: Vec<u64>,
-    tmp: Vec<u64>,
+    /// Output offset of each filter chunk.
+    chunk_start: Vec<u32>,
 }
 
 impl KeyReport {
     pub fn new(capacity: usize) -> Self {
         Self {
             keys: Vec::with_capacity(capacity),
-            tmp: Vec::with_capacity(capacity),
+            chunk_start: Vec::with_capacity(capacity / REPORT_CHUNK + 2),
         }
     }
 
     /// Writes the keys that pass the filters to `out` as pairs in (a, b)
     /// order, at most `max_pairs`: the highest pairs are the ones dropped,
-    /// the oracle's rule.
+    /// the oracle's rule. Filtering runs in parallel chunks (each counts its
+    /// passing keys, a prefix sum places them), then a parallel sort.
     pub fn report(
         &mut self,
+        ctx: &StepCtx,
         keys: &[u64],
         bodies: &Bodies,
         filter: &LayerFilter,
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
+        let pass = |k: u64| reported(bodies, filter, (k >> 32) as usize, k as u32 as usize);
+        let chunks = keys.len().div_ceil(REPORT_CHUNK);
+        self.chunk_start.clear();
+        self.chunk_start.resize(chunks + 1, 0);
+        ctx.par_chunks_mut("filter pairs", &mut self.chunk_start[1..], 1, |k, c| {
+            let range = k * REPORT_CHUNK..((k + 1) * REPORT_CHUNK).min(keys.len());
+            c[0] = keys[range].iter().filter(|&&key| pass(key)).count() as u32;
+            0
+        });
+        for k in 0..chunks {
+            self.chunk_start[k + 1] += self.chunk_start[k];
+        }
         self.keys.clear();
-        self.keys.extend(
-            keys.iter()
-                .copied()
-                .filter(|&k| reported(bodies, filter, (k >> 32) as usize, k as u32 as usize)),
-        );
-        // key = a << 32 | b, so key order is pair order
-        radix_sort_by_key(&mut self.keys, &mut self.tmp, |&k| k);
+        self.keys.resize(self.chunk_start[chunks] as usize, 0);
+        {
+            let dst = Disjoint::new(&mut self.keys);
+            let starts = &self.chunk_start;
+            ctx.par_for("gather pairs", chunks, 1, |ks| {
+                for k in ks {
+                    let range = k * REPORT_CHUNK..((k + 1) * REPORT_CHUNK).min(keys.len());
+                    // SAFETY: the prefix sums give every chunk its own range.
+                    let d = unsafe { dst.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
+                    for (o, &key) in d.iter_mut().zip(keys[range].iter().filter(|&&key| pass(key))) {
+                        *o = key;
+                    }
+                }
+            });
+        }
+        // key = a << 32 | b, so key order is pair order; keys are unique, so
+        // an unstable sort is deterministic.
+        ctx.serial("sort pairs", || self.keys.par_sort_unstable());
         out.clear();
         let n = self.keys.len().min(max_pairs);
         out.extend(self.keys[..n].iter().map(|&k| BodyPair {
@@ -346,11 +378,14 @@ impl KeyReport {
     }
 }
 
+/// Keys filtered per report job.
+const REPORT_CHUNK: usize = 2048;
+
 /// Stable LSD radix sort of `v` by a `u64` key, 8 bits per pass, skipping
 /// passes whose digit is the same for every item (keys built from slot
 /// indices or encoded floats leave most of the 8 passes out). `tmp` is
 /// scratch of the same capacity, so nothing is allocated in steady state.
-/// Shared by the SAP endpoints, MBP's region lists and the pair reports.
+/// Shared by the SAP endpoints and MBP's region lists.
 pub(crate) fn radix_sort_by_key<T: Copy + Default>(
     v: &mut Vec<T>,
     tmp: &mut Vec<T>,

@@ -27,6 +27,7 @@ use super::{
     max_key, min_key, radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter,
     PairSearch,
 };
+use crate::jobs::StepCtx;
 use crate::body::{Bodies, MotionType};
 
 /// PhysX switches from per-box updates to a full insertion sort when more
@@ -408,12 +409,13 @@ impl BroadPhase for Sap {
 
     fn report(
         &mut self,
+        ctx: &StepCtx,
         bodies: &Bodies,
         filter: &LayerFilter,
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
         self.reporter
-            .report(&self.pairs.pairs, bodies, filter, out, max_pairs)
+            .report(ctx, &self.pairs.pairs, bodies, filter, out, max_pairs)
     }
 }
