@@ -1,5 +1,8 @@
 //! The step: the phases of `shared/DESIGN.md`'s step list, in order, each
-//! timed into [`StepStats`]:
+//! timed into [`StepStats`]. The whole step runs inside the caller's pool;
+//! every phase is either a serial stretch or a parallel loop over chunks
+//! that write only their own slots (see `jobs.rs`), so no result depends on
+//! which worker ran what:
 //!
 //! 1. early out when nothing is awake (or `dt <= 0`)
 //! 2. broad phase: candidate pairs; awake bodies touching sleeping ones wake
@@ -19,12 +22,12 @@ use crate::collide::{collide, Placed};
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::jobs::StepCtx;
-use rayon::prelude::*;
 use crate::narrowphase::Manifold;
 use crate::sleep::{can_wake_others, put_island_to_sleep, update_sleep_state, wake_island};
 use crate::system::PhysicsSystem;
 use crate::thread_pool::{pinning_from_bits, Pinning};
 use crate::trace::Tracer;
+use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 

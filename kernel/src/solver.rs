@@ -2,12 +2,17 @@
 //! and warm starting (Box2D/Jolt lineage).
 //!
 //! Stages, in the order the pipeline calls them:
-//! 1. [`ContactSolver::setup`]: per point, lever arms, effective mass and
-//!    the target normal velocity (restitution or speculative bias); per
-//!    manifold, the friction rows; then warm start with last step's impulses.
-//! 2. [`ContactSolver::solve_velocities`]: `velocity_iterations` passes; per
-//!    manifold friction first, then the non-penetration impulses, which are
-//!    solved last because they matter most.
+//! 1. [`ContactSolver::setup`]: split the large islands (`splitter.rs`),
+//!    lay the constraints out island by island and split by split, then in
+//!    parallel per point: lever arms, effective mass and the target normal
+//!    velocity (restitution or speculative bias, from the velocities before
+//!    any warm start); per manifold, the friction rows.
+//! 2. [`ContactSolver::solve_velocities`]: iteration 0 warm-starts with last
+//!    step's impulses, then `velocity_iterations` passes; per manifold
+//!    friction first, then the non-penetration impulses, which are solved
+//!    last because they matter most. Large islands run split by split on
+//!    all workers (a barrier between splits), small islands whole, one
+//!    worker each (`jobs.rs`).
 //! 3. [`ContactSolver::solve_positions`] (after integration): Baumgarte
 //!    pushes that remove `baumgarte` of the penetration beyond the slop each
 //!    iteration, moving positions and rotations, never velocities.
@@ -20,8 +25,10 @@
 //! warm-started Gauss–Seidel drifts along, which made 10-cube towers sway and
 //! creep. Three rows per manifold have no such null space and cost less.
 //!
-//! Body velocities are gathered into dense solver arrays for the duration of
-//! the velocity solve and scattered back after it.
+//! Body velocities (and, for the position solve, poses) are gathered into
+//! per-slot solver arrays for the duration of the solve and scattered back
+//! after it. Constraints only write their dynamic bodies, so any number of
+//! them may share a static or kinematic body in one split.
 
 use crate::body::{Bodies, MotionType};
 use crate::collide::MAX_POINTS;

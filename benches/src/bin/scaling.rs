@@ -222,11 +222,14 @@ fn main() {
             let h = world.state_hash();
             if let Some(prev) = a.hash {
                 if prev != h {
-                    println!("WARNING: {t} threads run {run}: hash {h:016x} differs from {prev:016x}");
+                    println!(
+                        "WARNING: {t} threads run {run}: hash {h:016x} differs from {prev:016x}"
+                    );
                 }
             }
             a.hash = Some(h);
-            a.per_run.push(total.as_secs_f64() * 1e3 / args.steps as f64);
+            a.per_run
+                .push(total.as_secs_f64() * 1e3 / args.steps as f64);
             if run == args.runs - 1 {
                 // A few more steps, traced (not timed): work and span. One
                 // preempted job stretches a step's critical path, so the

@@ -19,9 +19,9 @@ use super::pair_manager::PairManager;
 use super::{
     radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
 };
-use crate::jobs::StepCtx;
 use crate::body::{Bodies, MotionType};
 use crate::error::{PhysicsError, Result};
+use crate::jobs::StepCtx;
 use crate::math::Vec3;
 use archipelago_simd::{overlap_mask, AabbLanes, AabbRef, LANES};
 use rayon::prelude::*;
@@ -546,9 +546,9 @@ impl BroadPhase for Mbp {
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
-        let mut search = self
-            .reporter
-            .report(ctx, &self.pairs.pairs, bodies, filter, out, max_pairs);
+        let mut search =
+            self.reporter
+                .report(ctx, &self.pairs.pairs, bodies, filter, out, max_pairs);
         search.out_of_bounds = self.out_of_bounds.len() as u32;
         search
     }

@@ -356,7 +356,10 @@ impl KeyReport {
                     let range = k * REPORT_CHUNK..((k + 1) * REPORT_CHUNK).min(keys.len());
                     // SAFETY: the prefix sums give every chunk its own range.
                     let d = unsafe { dst.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
-                    for (o, &key) in d.iter_mut().zip(keys[range].iter().filter(|&&key| pass(key))) {
+                    for (o, &key) in d
+                        .iter_mut()
+                        .zip(keys[range].iter().filter(|&&key| pass(key)))
+                    {
                         *o = key;
                     }
                 }

@@ -66,8 +66,13 @@ fn pairs_of(w: &mut PhysicsSystem, oracle: bool) -> Vec<BodyPair> {
         find_pairs_brute_force(&w.bodies, &filter, &mut out, max);
     } else {
         w.broad.update(&w.bodies);
-        w.broad
-            .report(&crate::jobs::StepCtx::untraced(), &w.bodies, &filter, &mut out, max);
+        w.broad.report(
+            &crate::jobs::StepCtx::untraced(),
+            &w.bodies,
+            &filter,
+            &mut out,
+            max,
+        );
     }
     out
 }

@@ -27,8 +27,8 @@ use super::{
     max_key, min_key, radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter,
     PairSearch,
 };
-use crate::jobs::StepCtx;
 use crate::body::{Bodies, MotionType};
+use crate::jobs::StepCtx;
 
 /// PhysX switches from per-box updates to a full insertion sort when more
 /// than this fraction of the boxes moved.
