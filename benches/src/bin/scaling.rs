@@ -6,9 +6,10 @@
 //!
 //! `cargo run --release -p archipelago-benches --bin scaling -- [options]`
 //!
-//! Options: `--scene NAME` (pyramid), `--threads 1,2,4` (default: 1, 2, 4, 8,
-//! 16 up to the physical cores, at least 1 and 2), `--steps N` (500), `--runs
-//! R` (3), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
+//! Options: `--scene NAME` (pyramid), `--threads 1,2,4` (default 1,2,4,8,16;
+//! rows with more threads than physical cores are marked oversubscribed),
+//! `--steps N` (500), `--runs R` (3), `--warmup N` (60 untimed steps per
+//! thread count first), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
 //! step at the largest thread count), `--no-sleep`, `--no-splitter`, `--broadphase
 //! sap|mbp|brute`.
 
@@ -27,6 +28,7 @@ struct Args {
     threads: Option<Vec<usize>>,
     steps: u32,
     runs: u32,
+    warmup: u32,
     csv: Option<String>,
     trace: Option<String>,
     broad_phase: BroadPhaseKind,
@@ -45,7 +47,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter]",
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter]",
         scenes::NAMES.join("|")
     )
 }
@@ -56,6 +58,7 @@ fn parse_args() -> Result<Args, String> {
         threads: None,
         steps: 500,
         runs: 3,
+        warmup: 60,
         csv: None,
         trace: None,
         broad_phase: BroadPhaseKind::Sap,
@@ -80,6 +83,7 @@ fn parse_args() -> Result<Args, String> {
             }
             "--steps" => args.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
             "--runs" => args.runs = value()?.parse().map_err(|e| format!("--runs: {e}"))?,
+            "--warmup" => args.warmup = value()?.parse().map_err(|e| format!("--warmup: {e}"))?,
             "--csv" => args.csv = Some(value()?),
             "--trace" => args.trace = Some(value()?),
             "--broadphase" => {
@@ -135,14 +139,7 @@ fn main() {
         std::process::exit(2);
     };
     let cores = detect_cores();
-    let threads = args.threads.clone().unwrap_or_else(|| {
-        let mut t: Vec<usize> = [1, 2, 4, 8, 16]
-            .into_iter()
-            .filter(|&t| t <= cores.physical().max(2))
-            .collect();
-        t.dedup();
-        t
-    });
+    let threads = args.threads.clone().unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
     let settings = PhysicsSettings {
         broad_phase: args.broad_phase,
         allow_sleeping: !args.no_sleep,
@@ -184,6 +181,15 @@ fn main() {
         phases: PhaseTimes,
         last: Option<StepStats>,
         work_span: Option<WorkSpan>,
+    }
+    // Warm-up: start every pool's workers, fault in the buffers and let the
+    // CPU clocks settle before anything is timed.
+    for (p, &t) in pools.iter().zip(&threads) {
+        let (mut world, _) = scene.build(settings).expect("standard scene builds");
+        for _ in 0..args.warmup {
+            world.update(scenes::DT, 1, &p.pool).expect("valid step");
+        }
+        eprint!("\rwarm-up {t} threads      ");
     }
     let mut acc: Vec<Acc> = threads
         .iter()
