@@ -208,6 +208,9 @@ impl PhysicsSystem {
         Ok(stats)
     }
 
+    // Never inlined: the instruction-count benches toggle collection on it
+    // (it runs on the pool worker, where all the step's work happens).
+    #[inline(never)]
     fn step(&mut self, dt: f32, collision_steps: u32, ctx: &StepCtx) -> StepStats {
         let t0 = Instant::now();
         let mut stats = StepStats::default();

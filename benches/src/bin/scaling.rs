@@ -108,6 +108,16 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
+/// Each phase's share of the summed phase times, in percent.
+fn phase_percentages(phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
+    let named = phases.named();
+    let sum: f64 = named.iter().map(|(_, t)| t.as_secs_f64()).sum();
+    named
+        .iter()
+        .map(|(n, t)| (*n, 100.0 * t.as_secs_f64() / sum.max(1e-12)))
+        .collect()
+}
+
 /// One thread count's measurements.
 struct Row {
     threads: usize,
@@ -331,12 +341,9 @@ fn main() {
         last.manifolds_dropped
     );
     for r in &rows {
-        let sum: f64 = r.phases.named().iter().map(|(_, t)| t.as_secs_f64()).sum();
-        let split: Vec<String> = r
-            .phases
-            .named()
+        let split: Vec<String> = phase_percentages(&r.phases)
             .iter()
-            .map(|(n, t)| format!("{n} {:.1}%", 100.0 * t.as_secs_f64() / sum.max(1e-12)))
+            .map(|(n, p)| format!("{n} {p:.1}%"))
             .collect();
         println!("phases at {} threads: {}", r.threads, split.join(", "));
     }
@@ -366,12 +373,9 @@ fn main() {
         .expect("write csv");
         for r in &rows {
             let speedup = base / r.median_ms;
-            let sum: f64 = r.phases.named().iter().map(|(_, t)| t.as_secs_f64()).sum();
-            let pct: Vec<String> = r
-                .phases
-                .named()
+            let pct: Vec<String> = phase_percentages(&r.phases)
                 .iter()
-                .map(|(_, t)| format!("{:.2}", 100.0 * t.as_secs_f64() / sum.max(1e-12)))
+                .map(|(_, p)| format!("{p:.2}"))
                 .collect();
             writeln!(
                 f,
