@@ -19,6 +19,6 @@ export CARGO_TARGET_DIR=target/iai
 bench=(cargo bench -p archipelago-benches --features iai --bench iai --)
 case "$mode" in
     save) "${bench[@]}" --save-baseline=main ;;
-    compare) "${bench[@]}" --baseline=main --callgrind-limits='ir=2.0' ;;
+    compare) "${bench[@]}" --baseline=main --callgrind-limits='ir=2.0%' ;;
     *) echo "usage: $0 [save|compare]"; exit 2 ;;
 esac

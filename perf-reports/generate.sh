@@ -6,10 +6,12 @@
 #   scaling.md, speedup.svg        all scenes in one table, and speedup vs threads
 #   trace-pyramid.json             chrome trace of one pyramid step (Perfetto)
 #   peers.txt                      archipelago vs Rapier vs Jolt, side by side
+#   instructions-iai.txt           callgrind instruction counts of the first 30 steps per scene
 #   flamegraph-<scene>.svg         perf record of pyramid and rain, folded by inferno
 #
 # Knobs (environment): THREADS (1,2,4,8,16), STEPS (500), RUNS (3),
-# SCENES (pyramid rain piles towers), PEER_THREADS (1,2), SKIP_PEERS=1.
+# SCENES (pyramid rain piles towers), PEER_THREADS (1,2), SKIP_PEERS=1,
+# SKIP_IAI=1.
 # Installs what it needs itself: inferno (cargo), linux-perf and the peers'
 # cmake/clang/libclang-dev (apt, see install-peer-deps.sh).
 set -euo pipefail
@@ -68,6 +70,11 @@ if [ "${SKIP_PEERS:-0}" != 1 ]; then
     cargo build --release -p archipelago-benches --features peers --bin peers
     ./target/release/peers --scenes "$(echo $SCENES | tr ' ' ',')" --threads "$PEER_THREADS" \
         --steps "$STEPS" --runs "$RUNS" | tee $out/peers.txt
+fi
+
+if [ "${SKIP_IAI:-0}" != 1 ] && command -v valgrind >/dev/null; then
+    echo "== instruction counts (iai-callgrind; also saves the 'main' baseline)"
+    bash benches/iai-compare.sh save 2>&1 | grep -v Compiling | tee $out/instructions-iai.txt
 fi
 
 echo "== flamegraphs"

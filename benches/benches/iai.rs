@@ -3,10 +3,12 @@
 //! machine, so a 2% change is a real change. `benches/iai-compare.sh` runs
 //! them against a saved baseline and fails on regressions over 2%.
 //!
-//! Only the step itself is counted: the scene is built and settled in the
-//! setup, and collection is toggled on `PhysicsSystem::step`, which runs on
-//! the (single) pool worker. valgrind 3.19 cannot decode AVX-512, so the
-//! script builds these with `-C target-cpu=haswell`.
+//! Only steps are counted: the scene is built in the setup (uncounted), and
+//! collection is toggled on `PhysicsSystem::step`, which runs on the
+//! (single) pool worker, so every step of the process counts and nothing
+//! else does. Each bench is the scene's first `STEPS` steps (the pyramid's
+//! layers have landed and formed one island by then). valgrind 3.19 cannot
+//! decode AVX-512, so the script builds these with `-C target-cpu=haswell`.
 //!
 //! `bash benches/iai-compare.sh [save|compare]`
 
@@ -16,28 +18,23 @@ use iai_callgrind::{
 };
 use std::hint::black_box;
 
-/// Steps run before counting (in the setup, not counted).
-const SETTLE_STEPS: usize = 10;
-/// Steps counted.
-const COUNTED_STEPS: usize = 3;
+/// Steps counted per scene.
+const STEPS: usize = 30;
 
-fn settled(name: &str) -> (PhysicsSystem, ThreadPool) {
+fn built(name: &str) -> (PhysicsSystem, ThreadPool) {
     let pool = build_pinned_pool(Some(1)).expect("pool").pool;
     let scene = scenes::by_name(name).expect("standard scene");
-    let (mut w, _) = scene.build(PhysicsSettings::default()).expect("builds");
-    for _ in 0..SETTLE_STEPS {
-        w.update(scenes::DT, 1, &pool).expect("step");
-    }
+    let (w, _) = scene.build(PhysicsSettings::default()).expect("builds");
     (w, pool)
 }
 
 #[library_benchmark]
-#[bench::pyramid(settled("pyramid"))]
-#[bench::rain(settled("rain"))]
-#[bench::towers(settled("towers"))]
-#[bench::piles(settled("piles"))]
+#[bench::pyramid(built("pyramid"))]
+#[bench::rain(built("rain"))]
+#[bench::towers(built("towers"))]
+#[bench::piles(built("piles"))]
 fn steps((mut world, pool): (PhysicsSystem, ThreadPool)) -> u64 {
-    for _ in 0..COUNTED_STEPS {
+    for _ in 0..STEPS {
         black_box(world.update(scenes::DT, 1, &pool).expect("step"));
     }
     world.state_hash()
