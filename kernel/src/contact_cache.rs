@@ -125,9 +125,11 @@ impl ContactCache {
                 && !bodies.is_active(b)
         };
         let previous = &self.previous;
+        // Only pairs with a sleeping body are kept: none while nothing sleeps.
+        let anything_asleep = bodies.sleeping_islands > 0;
         let simple = ctx.serial("check cache", || {
             manifolds.len() <= cap
-                && !previous.par_iter().any(keep)
+                && !(anything_asleep && previous.par_iter().any(keep))
                 && !manifolds.par_iter().any(|m| m.sensor)
         });
         if simple {

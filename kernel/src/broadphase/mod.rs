@@ -25,7 +25,6 @@ pub(crate) mod sap;
 use crate::body::{Bodies, MotionType};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
-use rayon::prelude::*;
 
 /// A candidate pair: slot `a` < slot `b`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -309,6 +308,7 @@ impl BroadPhase for BruteForce {
 /// the filtered keys are gathered here before at most `max_pairs` go out).
 pub(crate) struct KeyReport {
     keys: Vec<u64>,
+    tmp: Vec<u64>,
     /// Output offset of each filter chunk.
     chunk_start: Vec<u32>,
 }
@@ -317,6 +317,7 @@ impl KeyReport {
     pub fn new(capacity: usize) -> Self {
         Self {
             keys: Vec::with_capacity(capacity),
+            tmp: Vec::with_capacity(capacity),
             chunk_start: Vec::with_capacity(capacity / REPORT_CHUNK + 2),
         }
     }
@@ -365,9 +366,13 @@ impl KeyReport {
                 }
             });
         }
-        // key = a << 32 | b, so key order is pair order; keys are unique, so
-        // an unstable sort is deterministic.
-        ctx.serial("sort pairs", || self.keys.par_sort_unstable());
+        // key = a << 32 | b, so key order is pair order. A radix sort over
+        // preallocated scratch (slot indices leave 4 of its 8 passes out):
+        // on rain's ~20k pairs it took 0.52 ms against 0.62 ms for rayon's
+        // parallel sort at 2 threads (one traced step each).
+        ctx.serial("sort pairs", || {
+            radix_sort_by_key(&mut self.keys, &mut self.tmp, |&k| k)
+        });
         out.clear();
         let n = self.keys.len().min(max_pairs);
         out.extend(self.keys[..n].iter().map(|&k| BodyPair {
@@ -388,7 +393,7 @@ const REPORT_CHUNK: usize = 2048;
 /// passes whose digit is the same for every item (keys built from slot
 /// indices or encoded floats leave most of the 8 passes out). `tmp` is
 /// scratch of the same capacity, so nothing is allocated in steady state.
-/// Shared by the SAP endpoints and MBP's region lists.
+/// Shared by the SAP endpoints, MBP's region lists and the pair reports.
 pub(crate) fn radix_sort_by_key<T: Copy + Default>(
     v: &mut Vec<T>,
     tmp: &mut Vec<T>,
