@@ -4,7 +4,8 @@
 //! that write only their own slots (see `jobs.rs`), so no result depends on
 //! which worker ran what:
 //!
-//! 1. early out when nothing is awake (or `dt <= 0`)
+//! 1. early out when nothing is awake (or `dt <= 0`): broad-phase
+//!    bookkeeping only
 //! 2. broad phase: candidate pairs; awake bodies touching sleeping ones wake
 //!    their whole island (repeated until nothing more wakes)
 //! 3. apply gravity, forces and damping to the awake bodies
@@ -222,7 +223,15 @@ impl PhysicsSystem {
             }
         } else {
             // Nothing simulated: no contacts this step (the cache keeps the
-            // sleeping ones for when they wake).
+            // sleeping ones for when they wake). Broad-phase bookkeeping
+            // only: bodies added, removed or moved since the last update
+            // are filed now rather than all at the next awake step.
+            if self.broad.has_pending() {
+                let m = self.broad.update(&self.bodies);
+                stats.pairs_created += m.created;
+                stats.pairs_deleted += m.deleted;
+                stats.body_pairs_dropped += m.dropped;
+            }
             self.pairs.clear();
             self.narrow.manifolds.clear();
         }

@@ -363,3 +363,28 @@ fn sensors_never_sleep() {
     assert!(w.is_sleeping(plain).unwrap());
     assert!(w.is_active(sensor).unwrap());
 }
+
+/// With nothing awake, `update` only does broad-phase bookkeeping: a static
+/// body added next to a sleeping pile is filed (its overlaps counted) in
+/// that update, and nothing wakes or moves.
+#[test]
+fn asleep_world_update_files_new_bodies_only() {
+    let (mut w, ids) = build(scenes::piles(), PhysicsSettings::default());
+    run_until_asleep(&mut w, 600).expect("the piles fall asleep");
+    let before = w.state_hash();
+    let p = w.position(ids[1]).unwrap();
+    let wall = BodyCreationSettings::new(
+        Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+        p + Vec3::new(1.0, 0.0, 0.0),
+        MotionType::Static,
+    );
+    w.create_and_add_body(&wall).unwrap();
+    let stats = w.update(DT, 1, pool()).unwrap();
+    assert_eq!(stats.active_bodies, 0);
+    assert_eq!(stats.manifolds, 0);
+    assert!(stats.pairs_created >= 1, "{stats:?}");
+    // the sleepers did not move
+    assert_eq!(w.position(ids[1]).unwrap(), p);
+    assert_ne!(w.state_hash(), before, "the new body is part of the state");
+    w.check_sleep_invariants().unwrap();
+}

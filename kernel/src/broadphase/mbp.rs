@@ -477,6 +477,10 @@ impl BroadPhase for Mbp {
         self.queue.queue_moved(slot, present);
     }
 
+    fn has_pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
     fn update(&mut self, bodies: &Bodies) -> PairSearch {
         for k in 0..self.queue.remove.len() {
             let s = self.queue.remove[k] as usize;

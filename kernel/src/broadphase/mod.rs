@@ -179,6 +179,11 @@ impl ChangeQueue {
         }
     }
 
+    /// Whether anything waits for the next update.
+    pub fn is_empty(&self) -> bool {
+        self.add.is_empty() && self.remove.is_empty() && self.moved.is_empty()
+    }
+
     /// Forgets the applied moves.
     pub fn clear_moved(&mut self) {
         for &s in &self.moved {
@@ -200,6 +205,10 @@ pub(crate) trait BroadPhase {
     fn moved(&mut self, slot: u32);
     /// Applies the queued additions, removals and moves.
     fn update(&mut self, bodies: &Bodies) -> PairSearch;
+    /// Whether additions, removals or moves wait for the next update.
+    fn has_pending(&self) -> bool {
+        false
+    }
     /// Writes the overlapping pairs that pass the filters, sorted.
     fn report(
         &mut self,
@@ -268,6 +277,13 @@ impl AnyBroadPhase {
     }
     pub fn update(&mut self, bodies: &Bodies) -> PairSearch {
         self.inner().update(bodies)
+    }
+    pub fn has_pending(&self) -> bool {
+        match self {
+            Self::Sap(b) => b.has_pending(),
+            Self::Mbp(b) => b.has_pending(),
+            Self::BruteForce(b) => b.has_pending(),
+        }
     }
     pub fn report(
         &mut self,

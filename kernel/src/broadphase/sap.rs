@@ -390,6 +390,10 @@ impl BroadPhase for Sap {
         self.queue.queue_moved(slot, present);
     }
 
+    fn has_pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
     fn update(&mut self, bodies: &Bodies) -> PairSearch {
         self.pairs.begin_step();
         self.overflowed = 0;
