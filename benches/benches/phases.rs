@@ -4,8 +4,7 @@
 //! Each sample runs real `update`s on a settled scene (sleeping off, so the
 //! work stays the same from step to step) and reports the time of one
 //! phase as `StepStats` measured it inside the step (`iter_custom`), so a
-//! phase is timed with the caches and data it really has. The splitter runs
-//! inside `setup` (its own serial job in a trace).
+//! phase is timed with the caches and data it really has.
 //!
 //! `cargo bench -p archipelago-benches --bench phases`
 
@@ -33,10 +32,11 @@ fn settled(name: &str, pool: &ThreadPool) -> PhysicsSystem {
 
 type Pick = fn(&PhaseTimes) -> Duration;
 
-const PHASES: [(&str, Pick); 8] = [
+const PHASES: [(&str, Pick); 9] = [
     ("broad_phase", |t| t.broad_phase),
     ("narrow_phase", |t| t.narrow_phase),
     ("islands", |t| t.islands),
+    ("split", |t| t.split),
     ("setup", |t| t.setup),
     ("velocity_solve", |t| t.velocity_solve),
     ("integrate", |t| t.integrate),

@@ -11,12 +11,13 @@
 //! 3. apply gravity, forces and damping to the awake bodies
 //! 4. narrow phase: contact manifolds
 //! 5. islands: link contacts, number and sort islands biggest first
-//! 6. solver setup and warm start, island by island
-//! 7. velocity iterations
-//! 8. integrate positions
-//! 9. position iterations
-//! 10. sleep test (last collision step only): whole islands go to sleep
-//! 11. bounds and contact cache for the next step
+//! 6. split large islands (Jolt's splitter), lay out the constraint order
+//! 7. solver setup (warm start is the velocity solve's iteration 0)
+//! 8. velocity iterations
+//! 9. integrate positions
+//! 10. position iterations
+//! 11. sleep test (last collision step only): whole islands go to sleep
+//! 12. bounds and contact cache for the next step
 
 use crate::body::{Bodies, MotionType};
 use crate::collide::{collide, Placed};
@@ -64,6 +65,9 @@ pub struct PhaseTimes {
     pub apply_forces: Duration,
     pub narrow_phase: Duration,
     pub islands: Duration,
+    /// Large-island splitting and the solver's constraint order and
+    /// schedules.
+    pub split: Duration,
     pub setup: Duration,
     pub velocity_solve: Duration,
     pub integrate: Duration,
@@ -74,12 +78,13 @@ pub struct PhaseTimes {
 
 impl PhaseTimes {
     /// `(name, time)` of every phase, in step order.
-    pub fn named(&self) -> [(&'static str, Duration); 10] {
+    pub fn named(&self) -> [(&'static str, Duration); 11] {
         [
             ("broad_phase", self.broad_phase),
             ("apply_forces", self.apply_forces),
             ("narrow_phase", self.narrow_phase),
             ("islands", self.islands),
+            ("split", self.split),
             ("setup", self.setup),
             ("velocity_solve", self.velocity_solve),
             ("integrate", self.integrate),
@@ -95,6 +100,7 @@ impl PhaseTimes {
         self.apply_forces += other.apply_forces;
         self.narrow_phase += other.narrow_phase;
         self.islands += other.islands;
+        self.split += other.split;
         self.setup += other.setup;
         self.velocity_solve += other.velocity_solve;
         self.integrate += other.integrate;
@@ -291,15 +297,19 @@ impl PhysicsSystem {
             build_islands(ctx, islands, bodies, manifolds)
         });
 
-        let (warm, split) = ctx.phase("setup", &mut times.setup, || {
+        let split = ctx.phase("split", &mut times.split, || {
+            self.solver.split(ctx, bodies, manifolds, islands, &s)
+        });
+
+        let warm = ctx.phase("setup", &mut times.setup, || {
             let warm = self.cache.warm_start(
                 ctx,
                 manifolds,
                 s.contact_point_preserve_distance,
                 s.contact_normal_preserve_cos,
             );
-            let split = self.solver.setup(ctx, bodies, manifolds, islands, &s, dt);
-            (warm, split)
+            self.solver.setup(ctx, bodies, manifolds, &s, dt);
+            warm
         });
 
         ctx.phase("velocity_solve", &mut times.velocity_solve, || {

@@ -326,41 +326,19 @@ impl ContactSolver {
         }
     }
 
-    /// Splits the large islands, lays out the constraints (island after
-    /// island, split after split inside a split island, so every batch is
-    /// a contiguous run), builds them in parallel and lays out the solve
-    /// schedules. Warm starting is iteration 0 of the velocity solve.
-    #[allow(clippy::too_many_arguments)]
-    pub fn setup(
+    /// Splits the large islands (`splitter.rs`) and lays out the
+    /// constraint order (island after island, split after split inside a
+    /// split island, so every batch is a contiguous run) and the solve
+    /// schedules.
+    pub fn split(
         &mut self,
         ctx: &StepCtx,
         bodies: &Bodies,
         manifolds: &[Manifold],
         islands: &IslandBuilder,
         settings: &PhysicsSettings,
-        dt: f32,
     ) -> SplitStats {
-        let zero = self.zero_slot as usize;
         let mut stats = SplitStats::default();
-        {
-            let vel = Disjoint::new(&mut self.vel);
-            ctx.par_for(
-                "gather velocities",
-                bodies.active.len(),
-                GATHER_CHUNK,
-                |range| {
-                    for &i in &bodies.active[range] {
-                        let v = BodyVelocity {
-                            lin: bodies.lin_vel(i as usize),
-                            ang: bodies.ang_vel(i as usize),
-                        };
-                        // SAFETY: active slots are distinct.
-                        unsafe { vel.set(i as usize, v) };
-                    }
-                },
-            );
-        }
-        self.vel[zero] = BodyVelocity::default();
         ctx.serial("split islands", || {
             self.island_ranges.clear();
             self.island_ranges
@@ -417,6 +395,39 @@ impl ContactSolver {
                 size,
             );
         });
+        stats
+    }
+
+    /// Builds the constraints in the order `split` laid out, in parallel.
+    /// Warm starting is iteration 0 of the velocity solve.
+    pub fn setup(
+        &mut self,
+        ctx: &StepCtx,
+        bodies: &Bodies,
+        manifolds: &[Manifold],
+        settings: &PhysicsSettings,
+        dt: f32,
+    ) {
+        let zero = self.zero_slot as usize;
+        {
+            let vel = Disjoint::new(&mut self.vel);
+            ctx.par_for(
+                "gather velocities",
+                bodies.active.len(),
+                GATHER_CHUNK,
+                |range| {
+                    for &i in &bodies.active[range] {
+                        let v = BodyVelocity {
+                            lin: bodies.lin_vel(i as usize),
+                            ang: bodies.ang_vel(i as usize),
+                        };
+                        // SAFETY: active slots are distinct.
+                        unsafe { vel.set(i as usize, v) };
+                    }
+                },
+            );
+        }
+        self.vel[zero] = BodyVelocity::default();
         ctx.par_chunks_mut(
             "clear manifold map",
             &mut self.manifold_constraint[..manifolds.len()],
@@ -458,7 +469,6 @@ impl ContactSolver {
                 0
             },
         );
-        stats
     }
 
     /// Warm start (iteration 0) and `iterations` Gauss–Seidel passes: large
