@@ -39,6 +39,8 @@ mod sleep;
 mod solver;
 mod splitter;
 mod system;
+#[cfg(test)]
+mod test_rng;
 mod thread_pool;
 mod trace;
 

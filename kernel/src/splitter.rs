@@ -143,12 +143,7 @@ impl LargeIslandSplitter {
 mod tests {
     use super::*;
 
-    fn rng(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
-    }
+    use crate::test_rng::TestRng;
 
     /// Splits `pairs` (None = static side) as one island.
     fn split(pairs: &[(Option<u32>, Option<u32>)], bodies: usize) -> LargeIslandSplitter {
@@ -194,19 +189,19 @@ mod tests {
 
     #[test]
     fn random_graphs_respect_split_invariants() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = TestRng(0x5EED);
         for case in 0..200 {
-            let bodies = 2 + (rng(&mut seed) % 2000) as usize;
-            let n = 1 + (rng(&mut seed) % 4000) as usize;
+            let bodies = 2 + rng.below(2000);
+            let n = 1 + rng.below(4000);
             let pairs: Vec<_> = (0..n)
                 .map(|_| {
-                    let a = (rng(&mut seed) % bodies as u64) as u32;
-                    let mut b = (rng(&mut seed) % bodies as u64) as u32;
+                    let a = rng.below(bodies) as u32;
+                    let mut b = rng.below(bodies) as u32;
                     if b == a {
                         b = (a + 1) % bodies as u32;
                     }
                     // one in eight contacts is against a static body
-                    if rng(&mut seed).is_multiple_of(8) {
+                    if rng.below(8) == 0 {
                         (Some(a), None)
                     } else {
                         (Some(a), Some(b))
