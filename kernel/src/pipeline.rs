@@ -233,7 +233,7 @@ impl PhysicsSystem {
             // only: bodies added, removed or moved since the last update
             // are filed now rather than all at the next awake step.
             if self.broad.has_pending() {
-                let m = self.broad.update(&self.bodies);
+                let m = self.broad.update(ctx, &self.bodies);
                 stats.pairs_created += m.created;
                 stats.pairs_deleted += m.deleted;
                 stats.body_pairs_dropped += m.dropped;
@@ -264,7 +264,7 @@ impl PhysicsSystem {
         let broad = &mut self.broad;
         let pairs = &mut self.pairs;
         let (maintained, search, woken) = ctx.phase("broad_phase", &mut times.broad_phase, || {
-            let maintained = ctx.serial("broad phase update", || broad.update(bodies));
+            let maintained = broad.update(ctx, bodies);
             let mut woken = 0;
             loop {
                 let search = broad.report(ctx, bodies, &s.layer_filter, pairs, max_pairs);

@@ -607,7 +607,8 @@ impl PhysicsSystem {
     /// number of candidate pairs. For benchmarks and tools: `update` runs
     /// it as part of every step.
     pub fn update_broad_phase(&mut self) -> usize {
-        self.broad.update(&self.bodies);
+        let ctx = crate::jobs::StepCtx::untraced();
+        self.broad.update(&ctx, &self.bodies);
         let max = self.capacities.max_body_pairs;
         self.broad.report(
             &crate::jobs::StepCtx::untraced(),

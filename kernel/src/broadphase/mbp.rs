@@ -462,26 +462,10 @@ impl Mbp {
     }
 }
 
-impl BroadPhase for Mbp {
-    fn add(&mut self, slot: u32) {
-        self.queue.add.push(slot);
-    }
-
-    fn remove(&mut self, slot: u32) {
-        let present = self.in_mbp[slot as usize];
-        self.queue.queue_remove(slot, present);
-    }
-
-    fn moved(&mut self, slot: u32) {
-        let present = self.in_mbp[slot as usize];
-        self.queue.queue_moved(slot, present);
-    }
-
-    fn has_pending(&self) -> bool {
-        !self.queue.is_empty()
-    }
-
-    fn update(&mut self, bodies: &Bodies) -> PairSearch {
+impl Mbp {
+    /// Files the queued changes, then finds every region's pairs (regions
+    /// in parallel) and merges them in region order.
+    fn update_serial(&mut self, bodies: &Bodies) -> PairSearch {
         for k in 0..self.queue.remove.len() {
             let s = self.queue.remove[k] as usize;
             self.unplace(s);
@@ -540,6 +524,30 @@ impl BroadPhase for Mbp {
             out_of_bounds: self.out_of_bounds.len() as u32,
             ..PairSearch::default()
         }
+    }
+}
+
+impl BroadPhase for Mbp {
+    fn add(&mut self, slot: u32) {
+        self.queue.add.push(slot);
+    }
+
+    fn remove(&mut self, slot: u32) {
+        let present = self.in_mbp[slot as usize];
+        self.queue.queue_remove(slot, present);
+    }
+
+    fn moved(&mut self, slot: u32) {
+        let present = self.in_mbp[slot as usize];
+        self.queue.queue_moved(slot, present);
+    }
+
+    fn has_pending(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
+        ctx.serial("broad phase update", || self.update_serial(bodies))
     }
 
     fn report(

@@ -204,7 +204,7 @@ pub(crate) trait BroadPhase {
     /// A body's AABB changed.
     fn moved(&mut self, slot: u32);
     /// Applies the queued additions, removals and moves.
-    fn update(&mut self, bodies: &Bodies) -> PairSearch;
+    fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch;
     /// Whether additions, removals or moves wait for the next update.
     fn has_pending(&self) -> bool {
         false
@@ -275,8 +275,8 @@ impl AnyBroadPhase {
     pub fn moved(&mut self, slot: u32) {
         self.inner().moved(slot)
     }
-    pub fn update(&mut self, bodies: &Bodies) -> PairSearch {
-        self.inner().update(bodies)
+    pub fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
+        self.inner().update(ctx, bodies)
     }
     pub fn has_pending(&self) -> bool {
         match self {
@@ -304,7 +304,7 @@ impl BroadPhase for BruteForce {
     fn add(&mut self, _slot: u32) {}
     fn remove(&mut self, _slot: u32) {}
     fn moved(&mut self, _slot: u32) {}
-    fn update(&mut self, _bodies: &Bodies) -> PairSearch {
+    fn update(&mut self, _ctx: &StepCtx, _bodies: &Bodies) -> PairSearch {
         PairSearch::default()
     }
     fn report(
@@ -322,26 +322,42 @@ impl BroadPhase for BruteForce {
 /// Turns a pair set's keys into the sorted, filtered pair list, with
 /// preallocated scratch (a pair set holds up to twice `max_body_pairs`, so
 /// the filtered keys are gathered here before at most `max_pairs` go out).
+///
+/// A parallel bucket sort: keys are bucketed by their lower slot into
+/// [`SORT_BUCKETS`] ranges of equal width while they are filtered, then the
+/// buckets are sorted independently. Keys are unique, so the result is the
+/// one sorted order whatever ran where.
 pub(crate) struct KeyReport {
     keys: Vec<u64>,
-    tmp: Vec<u64>,
-    /// Output offset of each filter chunk.
-    chunk_start: Vec<u32>,
+    /// Per filter chunk and bucket: passing keys, then each chunk's first
+    /// output index in each bucket.
+    counts: Vec<u32>,
+    /// Where each bucket starts in `keys` (plus the end).
+    bucket_start: Vec<u32>,
 }
+
+/// Keys filtered per report job.
+const REPORT_CHUNK: usize = 2048;
+/// Buckets of the pair sort. Pairs spread over the slots about evenly, so
+/// 256 buckets leave ~85 keys each in rain (20k pairs), sorted with a few
+/// hundred compares; the serial prefix sum over chunks × buckets stays a
+/// few microseconds.
+const SORT_BUCKETS: usize = 256;
+/// Buckets sorted per job.
+const BUCKETS_PER_JOB: usize = 32;
 
 impl KeyReport {
     pub fn new(capacity: usize) -> Self {
         Self {
             keys: Vec::with_capacity(capacity),
-            tmp: Vec::with_capacity(capacity),
-            chunk_start: Vec::with_capacity(capacity / REPORT_CHUNK + 2),
+            counts: Vec::with_capacity(capacity.div_ceil(REPORT_CHUNK) * SORT_BUCKETS),
+            bucket_start: Vec::with_capacity(SORT_BUCKETS + 1),
         }
     }
 
     /// Writes the keys that pass the filters to `out` as pairs in (a, b)
     /// order, at most `max_pairs`: the highest pairs are the ones dropped,
-    /// the oracle's rule. Filtering runs in parallel chunks (each counts its
-    /// passing keys, a prefix sum places them), then a parallel sort.
+    /// the oracle's rule.
     pub fn report(
         &mut self,
         ctx: &StepCtx,
@@ -352,43 +368,66 @@ impl KeyReport {
         max_pairs: usize,
     ) -> PairSearch {
         let pass = |k: u64| reported(bodies, filter, (k >> 32) as usize, k as u32 as usize);
+        // every key's lower slot is below the high-water mark
+        let slots = bodies.slots.high_water().max(1) as u64;
+        let bucket = |k: u64| ((k >> 32) * SORT_BUCKETS as u64 / slots) as usize;
+        let chunk_range = |k: usize| k * REPORT_CHUNK..((k + 1) * REPORT_CHUNK).min(keys.len());
         let chunks = keys.len().div_ceil(REPORT_CHUNK);
-        self.chunk_start.clear();
-        self.chunk_start.resize(chunks + 1, 0);
-        ctx.par_chunks_mut("filter pairs", &mut self.chunk_start[1..], 1, |k, c| {
-            let range = k * REPORT_CHUNK..((k + 1) * REPORT_CHUNK).min(keys.len());
-            c[0] = keys[range].iter().filter(|&&key| pass(key)).count() as u32;
-            0
-        });
-        for k in 0..chunks {
-            self.chunk_start[k + 1] += self.chunk_start[k];
-        }
-        self.keys.clear();
-        self.keys.resize(self.chunk_start[chunks] as usize, 0);
-        {
-            let dst = Disjoint::new(&mut self.keys);
-            let starts = &self.chunk_start;
-            ctx.par_for("gather pairs", chunks, 1, |ks| {
-                for k in ks {
-                    let range = k * REPORT_CHUNK..((k + 1) * REPORT_CHUNK).min(keys.len());
-                    // SAFETY: the prefix sums give every chunk its own range.
-                    let d = unsafe { dst.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
-                    for (o, &key) in d
-                        .iter_mut()
-                        .zip(keys[range].iter().filter(|&&key| pass(key)))
-                    {
-                        *o = key;
+        self.counts.clear();
+        self.counts.resize(chunks * SORT_BUCKETS, 0);
+        ctx.par_chunks_mut(
+            "filter pairs",
+            &mut self.counts,
+            SORT_BUCKETS,
+            |first, row| {
+                for &key in &keys[chunk_range(first / SORT_BUCKETS)] {
+                    if pass(key) {
+                        row[bucket(key)] += 1;
                     }
                 }
-            });
+                0
+            },
+        );
+        // Bucket-major prefix sum: chunk k's keys of bucket b go after
+        // those of chunks before k, so each bucket keeps key-set order.
+        self.bucket_start.clear();
+        let mut total = 0u32;
+        for b in 0..SORT_BUCKETS {
+            self.bucket_start.push(total);
+            for k in 0..chunks {
+                let c = &mut self.counts[k * SORT_BUCKETS + b];
+                let n = *c;
+                *c = total;
+                total += n;
+            }
         }
-        // key = a << 32 | b, so key order is pair order. A radix sort over
-        // preallocated scratch (slot indices leave 4 of its 8 passes out):
-        // on rain's ~20k pairs it took 0.52 ms against 0.62 ms for rayon's
-        // parallel sort at 2 threads (one traced step each).
-        ctx.serial("sort pairs", || {
-            radix_sort_by_key(&mut self.keys, &mut self.tmp, |&k| k)
+        self.bucket_start.push(total);
+        self.keys.clear();
+        self.keys.resize(total as usize, 0);
+        let dst = Disjoint::new(&mut self.keys);
+        let counts = &self.counts;
+        ctx.par_for("gather pairs", chunks, 1, |ks| {
+            for k in ks {
+                let mut next = [0u32; SORT_BUCKETS];
+                next.copy_from_slice(&counts[k * SORT_BUCKETS..(k + 1) * SORT_BUCKETS]);
+                for &key in keys[chunk_range(k)].iter().filter(|&&key| pass(key)) {
+                    let b = bucket(key);
+                    // SAFETY: the prefix sums give every (bucket, chunk) its
+                    // own range of output indices.
+                    unsafe { dst.set(next[b] as usize, key) };
+                    next[b] += 1;
+                }
+            }
         });
+        let starts = &self.bucket_start;
+        ctx.par_for("sort pairs", SORT_BUCKETS, BUCKETS_PER_JOB, |bs| {
+            for b in bs {
+                // SAFETY: buckets are disjoint ranges of the output.
+                unsafe { dst.slice_mut(starts[b] as usize, starts[b + 1] as usize) }
+                    .sort_unstable();
+            }
+        });
+        // key = a << 32 | b, so key order is pair order
         out.clear();
         let n = self.keys.len().min(max_pairs);
         out.extend(self.keys[..n].iter().map(|&k| BodyPair {
@@ -402,14 +441,11 @@ impl KeyReport {
     }
 }
 
-/// Keys filtered per report job.
-const REPORT_CHUNK: usize = 2048;
-
 /// Stable LSD radix sort of `v` by a `u64` key, 8 bits per pass, skipping
 /// passes whose digit is the same for every item (keys built from slot
 /// indices or encoded floats leave most of the 8 passes out). `tmp` is
 /// scratch of the same capacity, so nothing is allocated in steady state.
-/// Shared by the SAP endpoints, MBP's region lists and the pair reports.
+/// Shared by the SAP's inserted endpoints and MBP's region lists.
 pub(crate) fn radix_sort_by_key<T: Copy + Default>(
     v: &mut Vec<T>,
     tmp: &mut Vec<T>,

@@ -50,7 +50,7 @@ fn pairs_of(w: &mut PhysicsSystem, oracle: bool) -> Vec<BodyPair> {
     if oracle {
         find_pairs_brute_force(&w.bodies, &filter, &mut out, max);
     } else {
-        w.broad.update(&w.bodies);
+        w.broad.update(&crate::jobs::StepCtx::untraced(), &w.bodies);
         w.broad.report(
             &crate::jobs::StepCtx::untraced(),
             &w.bodies,

@@ -13,16 +13,25 @@
 //!   in one pass; then new boxes are box-pruned against each other and
 //!   against the old boxes (both sorted by min x), and overlapping pairs are
 //!   added;
-//! - moves: each moved endpoint is insertion-sorted to its new place. A min
-//!   passing a max (or a max passing a min) to the left may start an overlap,
-//!   confirmed by testing the other two axes; passing to the right ends one.
-//!   When few boxes moved (under [`FULL_SORT_FRACTION`]) only their endpoints
-//!   are visited; otherwise every axis gets one insertion-sort pass.
+//! - moves: each moved endpoint is insertion-sorted to its new place. When
+//!   few boxes moved (under [`FULL_SORT_FRACTION`]) only their endpoints are
+//!   visited; otherwise every axis gets one insertion-sort pass. The three
+//!   axes are sorted in parallel, one job each: an axis job touches only its
+//!   own endpoints and positions, and records every pair whose min and max
+//!   endpoints swapped (an overlap on that axis began or ended) as a
+//!   candidate. Insertion sort swaps every inverted pair exactly once, so
+//!   every pair whose overlap changed is among the candidates.
+//! - candidates are then checked in parallel chunks against the final axes
+//!   (overlap on all three now?) and the pair set (in it before?); only the
+//!   pairs whose answer differs touch the pair set, serially and in candidate
+//!   order. The pair set after an update is therefore exactly the set of
+//!   overlapping boxes, whatever order the axes finished in, and `created` /
+//!   `deleted` count net changes.
 //!
 //! Persistent overlaps live in a [`PairManager`]; [`Sap::report`] filters
 //! them by the bodies' current states and layers.
 
-use super::pair_manager::PairManager;
+use super::pair_manager::{pair_key, PairManager};
 use super::{
     max_key, min_key, radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter,
     PairSearch,
@@ -33,6 +42,14 @@ use crate::jobs::StepCtx;
 /// PhysX switches from per-box updates to a full insertion sort when more
 /// than this fraction of the boxes moved.
 pub(crate) const FULL_SORT_FRACTION: f32 = 0.2;
+
+/// Candidates checked per job. A check is three overlap tests and one hash
+/// lookup (~50 ns), so a job is ~50 µs: long enough to amortise the task.
+const CHECK_CHUNK: usize = 1024;
+
+/// Marks a candidate whose pair must be added or removed. Slots are below
+/// 2^31 (`Capacities::validate`), so bit 63 of a pair key is always free.
+const CHANGED: u64 = 1 << 63;
 
 const NONE: u32 = u32::MAX;
 const SENTINEL_OWNER: u32 = u32::MAX;
@@ -50,10 +67,162 @@ impl Endpoint {
     }
 }
 
+/// One axis: its sorted endpoints, each slot's endpoint positions on it, and
+/// the candidate pairs its last sort found. Axes share nothing mutable, so
+/// the three sort in parallel.
+struct Axis {
+    endpoints: Vec<Endpoint>,
+    /// Per slot: positions of its min and max endpoints.
+    pos: Vec<[u32; 2]>,
+    /// Keys of pairs whose min and max endpoints swapped in the last sort.
+    candidates: Vec<u64>,
+    /// The candidate list was full: pairs must be rebuilt from scratch.
+    candidates_overflowed: bool,
+}
+
+impl Axis {
+    fn new(max_bodies: usize, max_candidates: usize) -> Self {
+        let mut endpoints = Vec::with_capacity(2 * max_bodies + 2);
+        endpoints.push(Endpoint {
+            key: 0,
+            owner: SENTINEL_OWNER,
+        });
+        endpoints.push(Endpoint {
+            key: u64::MAX,
+            owner: SENTINEL_OWNER,
+        });
+        Self {
+            endpoints,
+            pos: vec![[NONE; 2]; max_bodies],
+            candidates: Vec::with_capacity(max_candidates),
+            candidates_overflowed: false,
+        }
+    }
+
+    #[inline]
+    fn set_pos(&mut self, e: Endpoint, i: usize) {
+        if e.owner != SENTINEL_OWNER {
+            self.pos[e.owner as usize][e.is_max() as usize] = i as u32;
+        }
+    }
+
+    /// Re-reads every endpoint's position (after a compaction or merge).
+    fn reindex(&mut self) {
+        for i in 1..self.endpoints.len() - 1 {
+            let e = self.endpoints[i];
+            self.pos[e.owner as usize][e.is_max() as usize] = i as u32;
+        }
+    }
+
+    /// `e` moved left past `f`: if one is a min and the other a max of two
+    /// different boxes, their overlap on this axis began or ended.
+    #[inline]
+    fn swapped(&mut self, e: Endpoint, f: Endpoint, is_static: &[bool]) {
+        if e.is_max() == f.is_max() || e.owner == f.owner || f.owner == SENTINEL_OWNER {
+            return;
+        }
+        if is_static[e.owner as usize] && is_static[f.owner as usize] {
+            return;
+        }
+        if self.candidates.len() < self.candidates.capacity() {
+            self.candidates.push(pair_key(e.owner, f.owner));
+        } else {
+            self.candidates_overflowed = true;
+        }
+    }
+
+    /// Moves the endpoint at `i` left/right to its sorted place.
+    fn bubble(&mut self, mut i: usize, is_static: &[bool]) {
+        let e = self.endpoints[i];
+        while self.endpoints[i - 1].key > e.key {
+            let f = self.endpoints[i - 1];
+            self.endpoints[i] = f;
+            self.set_pos(f, i);
+            self.endpoints[i - 1] = e;
+            self.set_pos(e, i - 1);
+            i -= 1;
+            self.swapped(e, f, is_static);
+        }
+        while self.endpoints[i + 1].key < e.key {
+            let f = self.endpoints[i + 1];
+            self.endpoints[i] = f;
+            self.set_pos(f, i);
+            self.endpoints[i + 1] = e;
+            self.set_pos(e, i + 1);
+            i += 1;
+            self.swapped(f, e, is_static);
+        }
+    }
+
+    /// Writes the moved boxes' new keys on axis `axis` and restores the
+    /// order, recording candidates.
+    fn sort_moved(
+        &mut self,
+        axis: usize,
+        bodies: &Bodies,
+        moved: &[u32],
+        few: bool,
+        is_static: &[bool],
+    ) {
+        self.candidates.clear();
+        self.candidates_overflowed = false;
+        if few {
+            for &s in moved {
+                let (lo, hi) = Sap::keys(bodies, s as usize, axis);
+                let [pmin, pmax] = self.pos[s as usize];
+                let old_lo = self.endpoints[pmin as usize].key;
+                self.endpoints[pmin as usize].key = lo;
+                self.endpoints[pmax as usize].key = hi;
+                // Growing to the left: min first; to the right: max first,
+                // so a box's own endpoints never cross.
+                if lo < old_lo {
+                    self.bubble(pmin as usize, is_static);
+                    self.bubble(self.pos[s as usize][1] as usize, is_static);
+                } else {
+                    self.bubble(pmax as usize, is_static);
+                    self.bubble(self.pos[s as usize][0] as usize, is_static);
+                }
+            }
+        } else {
+            for &s in moved {
+                let (lo, hi) = Sap::keys(bodies, s as usize, axis);
+                let [pmin, pmax] = self.pos[s as usize];
+                self.endpoints[pmin as usize].key = lo;
+                self.endpoints[pmax as usize].key = hi;
+            }
+            // one insertion-sort pass over the whole axis
+            let n = self.endpoints.len();
+            for i in 2..n - 1 {
+                let e = self.endpoints[i];
+                let mut j = i;
+                while self.endpoints[j - 1].key > e.key {
+                    let f = self.endpoints[j - 1];
+                    self.endpoints[j] = f;
+                    self.set_pos(f, j);
+                    j -= 1;
+                    self.endpoints[j] = e;
+                    self.set_pos(e, j);
+                    self.swapped(e, f, is_static);
+                }
+            }
+        }
+    }
+}
+
+/// Overlap of proxies `a` and `b` on one axis, from endpoint positions.
+#[inline]
+fn overlap_on(axis: &Axis, a: usize, b: usize) -> bool {
+    let (pa, pb) = (axis.pos[a], axis.pos[b]);
+    pa[0] < pb[1] && pb[0] < pa[1]
+}
+
+#[inline]
+fn overlap(axes: &[Axis; 3], a: usize, b: usize) -> bool {
+    axes.iter().all(|ax| overlap_on(ax, a, b))
+}
+
 pub(crate) struct Sap {
-    axes: [Vec<Endpoint>; 3],
-    /// Per slot and axis: positions of its min and max endpoints.
-    pos: Vec<[[u32; 2]; 3]>,
+    axes: [Axis; 3],
     /// Proxies in the structure.
     count: usize,
     in_sap: Vec<bool>,
@@ -64,6 +233,9 @@ pub(crate) struct Sap {
     reporter: KeyReport,
     /// Set when the pair set overflowed: pairs are rebuilt from scratch.
     resync: bool,
+    /// All three axes' candidates of the last move, `CHANGED` set on those
+    /// whose pair must be added or removed.
+    candidates: Vec<u64>,
     // preallocated scratch
     merge: Vec<Endpoint>,
     new_eps: Vec<Endpoint>,
@@ -75,21 +247,11 @@ pub(crate) struct Sap {
 
 impl Sap {
     pub fn new(max_bodies: usize, max_pairs: usize) -> Self {
-        let axis = || {
-            let mut v = Vec::with_capacity(2 * max_bodies + 2);
-            v.push(Endpoint {
-                key: 0,
-                owner: SENTINEL_OWNER,
-            });
-            v.push(Endpoint {
-                key: u64::MAX,
-                owner: SENTINEL_OWNER,
-            });
-            v
-        };
+        // Each axis may record as many candidates as the pair set holds;
+        // beyond that (a teleport of everything) rebuilding is cheaper.
+        let axis = || Axis::new(max_bodies, max_pairs);
         Self {
             axes: [axis(), axis(), axis()],
-            pos: vec![[[NONE; 2]; 3]; max_bodies],
             count: 0,
             in_sap: vec![false; max_bodies],
             is_static: vec![false; max_bodies],
@@ -98,6 +260,7 @@ impl Sap {
             pairs: PairManager::new(max_pairs),
             reporter: KeyReport::new(max_pairs),
             resync: false,
+            candidates: Vec::with_capacity(3 * max_pairs),
             merge: Vec::with_capacity(2 * max_bodies + 2),
             new_eps: Vec::with_capacity(2 * max_bodies),
             radix_tmp: Vec::with_capacity(2 * max_bodies),
@@ -113,13 +276,6 @@ impl Sap {
         (min_key(lo), max_key(hi))
     }
 
-    /// Overlap of proxies `a` and `b` on `axis`, from endpoint positions.
-    #[inline]
-    fn overlap_on(&self, a: usize, b: usize, axis: usize) -> bool {
-        let (pa, pb) = (self.pos[a][axis], self.pos[b][axis]);
-        pa[0] < pb[1] && pb[0] < pa[1]
-    }
-
     fn add_pair(&mut self, a: u32, b: u32) {
         if a == b || (self.is_static[a as usize] && self.is_static[b as usize]) {
             return;
@@ -132,56 +288,6 @@ impl Sap {
         }
     }
 
-    /// Handles `e` (moving left) passing `f`: a min passing a max may start
-    /// an overlap, a max passing a min ends one.
-    #[inline]
-    fn swap_left(&mut self, e: Endpoint, f: Endpoint, axis: usize) {
-        if e.owner == f.owner || f.owner == SENTINEL_OWNER {
-            return;
-        }
-        if !e.is_max() && f.is_max() {
-            let (a, b) = (e.owner as usize, f.owner as usize);
-            let (o1, o2) = ((axis + 1) % 3, (axis + 2) % 3);
-            if self.overlap_on(a, b, o1) && self.overlap_on(a, b, o2) {
-                self.add_pair(e.owner, f.owner);
-            }
-        } else if e.is_max() && !f.is_max() {
-            self.pairs.remove(e.owner, f.owner);
-        }
-    }
-
-    /// Moves the endpoint at `i` on `axis` left/right to its sorted place.
-    fn bubble(&mut self, axis: usize, mut i: usize) {
-        let e = self.axes[axis][i];
-        // left
-        while self.axes[axis][i - 1].key > e.key {
-            let f = self.axes[axis][i - 1];
-            self.axes[axis][i] = f;
-            self.set_pos(f, axis, i);
-            self.axes[axis][i - 1] = e;
-            self.set_pos(e, axis, i - 1);
-            i -= 1;
-            self.swap_left(e, f, axis);
-        }
-        // right: `f` moving left past `e` is the same event seen from f
-        while self.axes[axis][i + 1].key < e.key {
-            let f = self.axes[axis][i + 1];
-            self.axes[axis][i] = f;
-            self.set_pos(f, axis, i);
-            self.axes[axis][i + 1] = e;
-            self.set_pos(e, axis, i + 1);
-            i += 1;
-            self.swap_left(f, e, axis);
-        }
-    }
-
-    #[inline]
-    fn set_pos(&mut self, e: Endpoint, axis: usize, i: usize) {
-        if e.owner != SENTINEL_OWNER {
-            self.pos[e.owner as usize][axis][e.is_max() as usize] = i as u32;
-        }
-    }
-
     fn apply_removals(&mut self) {
         if self.queue.remove.is_empty() {
             return;
@@ -190,13 +296,11 @@ impl Sap {
             let s = self.queue.remove[k] as usize;
             self.removing[s] = true;
         }
-        for axis in 0..3 {
+        for axis in &mut self.axes {
             let removing = &self.removing;
-            self.axes[axis].retain(|e| e.owner == SENTINEL_OWNER || !removing[e.owner as usize]);
-            for i in 1..self.axes[axis].len() - 1 {
-                let e = self.axes[axis][i];
-                self.pos[e.owner as usize][axis][e.is_max() as usize] = i as u32;
-            }
+            axis.endpoints
+                .retain(|e| e.owner == SENTINEL_OWNER || !removing[e.owner as usize]);
+            axis.reindex();
         }
         let removing = &self.removing;
         self.pairs
@@ -205,7 +309,9 @@ impl Sap {
             let s = self.queue.remove[k] as usize;
             self.removing[s] = false;
             self.in_sap[s] = false;
-            self.pos[s] = [[NONE; 2]; 3];
+            for axis in &mut self.axes {
+                axis.pos[s] = [NONE; 2];
+            }
             self.count -= 1;
         }
         self.queue.remove.clear();
@@ -220,16 +326,16 @@ impl Sap {
             self.in_sap[s] = true;
             self.is_static[s] = bodies.motion(s) == MotionType::Static;
         }
-        for axis in 0..3 {
+        for (k, axis) in self.axes.iter_mut().enumerate() {
             // new endpoints, radix sorted, merged into the axis in one pass
             self.new_eps.clear();
             for &s in &self.queue.add {
-                let (lo, hi) = Self::keys(bodies, s as usize, axis);
+                let (lo, hi) = Self::keys(bodies, s as usize, k);
                 self.new_eps.push(Endpoint { key: lo, owner: s });
                 self.new_eps.push(Endpoint { key: hi, owner: s });
             }
             radix_sort_by_key(&mut self.new_eps, &mut self.radix_tmp, |e| e.key);
-            let old = &self.axes[axis];
+            let old = &axis.endpoints;
             self.merge.clear();
             let (mut i, mut j) = (0, 0);
             // old[0] is the min sentinel, old[last] the max sentinel
@@ -244,11 +350,8 @@ impl Sap {
                     i += 1;
                 }
             }
-            core::mem::swap(&mut self.axes[axis], &mut self.merge);
-            for i in 1..self.axes[axis].len() - 1 {
-                let e = self.axes[axis][i];
-                self.pos[e.owner as usize][axis][e.is_max() as usize] = i as u32;
-            }
+            core::mem::swap(&mut axis.endpoints, &mut self.merge);
+            axis.reindex();
         }
         self.count += self.queue.add.len();
         let mut is_new = core::mem::take(&mut self.removing); // reuse as a flag array
@@ -272,7 +375,7 @@ impl Sap {
     fn prune_new(&mut self, is_new: &[bool]) {
         self.by_min_x.clear();
         self.new_by_min_x.clear();
-        for e in &self.axes[0] {
+        for e in &self.axes[0].endpoints {
             if e.owner != SENTINEL_OWNER && !e.is_max() {
                 self.by_min_x.push(e.owner);
                 if is_new[e.owner as usize] {
@@ -284,23 +387,23 @@ impl Sap {
         let new_by_min_x = core::mem::take(&mut self.new_by_min_x);
         let mut next_new = 0;
         for (k, &a) in by_min_x.iter().enumerate() {
-            let [a_min, a_max] = self.pos[a as usize][0];
+            let [a_min, a_max] = self.axes[0].pos[a as usize];
             let candidates = if is_new[a as usize] {
                 &by_min_x[k + 1..]
             } else {
                 while next_new < new_by_min_x.len()
-                    && self.pos[new_by_min_x[next_new] as usize][0][0] < a_min
+                    && self.axes[0].pos[new_by_min_x[next_new] as usize][0] < a_min
                 {
                     next_new += 1;
                 }
                 &new_by_min_x[next_new..]
             };
             for &b in candidates {
-                if self.pos[b as usize][0][0] >= a_max {
+                if self.axes[0].pos[b as usize][0] >= a_max {
                     break;
                 }
-                if self.overlap_on(a as usize, b as usize, 1)
-                    && self.overlap_on(a as usize, b as usize, 2)
+                if overlap_on(&self.axes[1], a as usize, b as usize)
+                    && overlap_on(&self.axes[2], a as usize, b as usize)
                 {
                     self.add_pair(a, b);
                 }
@@ -322,56 +425,59 @@ impl Sap {
         self.removing = all;
     }
 
-    fn apply_moves(&mut self, bodies: &Bodies) {
+    /// Sorts the moved boxes' endpoints (one job per axis), then brings the
+    /// pair set up to date from the candidates.
+    fn apply_moves(&mut self, ctx: &StepCtx, bodies: &Bodies) {
         if self.queue.moved.is_empty() {
             return;
         }
         let few = (self.queue.moved.len() as f32) < FULL_SORT_FRACTION * self.count as f32;
-        for axis in 0..3 {
-            if few {
-                for k in 0..self.queue.moved.len() {
-                    let s = self.queue.moved[k] as usize;
-                    let (lo, hi) = Self::keys(bodies, s, axis);
-                    let [pmin, pmax] = self.pos[s][axis];
-                    let old_lo = self.axes[axis][pmin as usize].key;
-                    self.axes[axis][pmin as usize].key = lo;
-                    self.axes[axis][pmax as usize].key = hi;
-                    // Growing to the left: min first; to the right: max
-                    // first, so a box's own endpoints never cross.
-                    if lo < old_lo {
-                        self.bubble(axis, pmin as usize);
-                        self.bubble(axis, self.pos[s][axis][1] as usize);
-                    } else {
-                        self.bubble(axis, pmax as usize);
-                        self.bubble(axis, self.pos[s][axis][0] as usize);
+        let moved = &self.queue.moved;
+        let is_static = &self.is_static;
+        ctx.par_chunks_mut("sort axis", &mut self.axes, 1, |k, axis| {
+            axis[0].sort_moved(k, bodies, moved, few, is_static);
+            0
+        });
+        self.queue.clear_moved();
+        if self.axes.iter().any(|a| a.candidates_overflowed) {
+            self.resync = true;
+            return;
+        }
+        self.candidates.clear();
+        for axis in &self.axes {
+            self.candidates.extend_from_slice(&axis.candidates);
+        }
+        let (axes, pairs) = (&self.axes, &self.pairs);
+        ctx.par_chunks_mut(
+            "check candidates",
+            &mut self.candidates,
+            CHECK_CHUNK,
+            |_, chunk| {
+                for key in chunk {
+                    let (a, b) = ((*key >> 32) as usize, *key as u32 as usize);
+                    if overlap(axes, a, b) != pairs.contains_key(*key) {
+                        *key |= CHANGED;
                     }
                 }
-            } else {
-                for k in 0..self.queue.moved.len() {
-                    let s = self.queue.moved[k] as usize;
-                    let (lo, hi) = Self::keys(bodies, s, axis);
-                    let [pmin, pmax] = self.pos[s][axis];
-                    self.axes[axis][pmin as usize].key = lo;
-                    self.axes[axis][pmax as usize].key = hi;
+                0
+            },
+        );
+        ctx.serial("apply candidates", || {
+            for k in 0..self.candidates.len() {
+                let key = self.candidates[k];
+                if key & CHANGED == 0 {
+                    continue;
                 }
-                // one insertion-sort pass over the whole axis
-                let n = self.axes[axis].len();
-                for i in 2..n - 1 {
-                    let e = self.axes[axis][i];
-                    let mut j = i;
-                    while self.axes[axis][j - 1].key > e.key {
-                        let f = self.axes[axis][j - 1];
-                        self.axes[axis][j] = f;
-                        self.set_pos(f, axis, j);
-                        j -= 1;
-                        self.axes[axis][j] = e;
-                        self.set_pos(e, axis, j);
-                        self.swap_left(e, f, axis);
-                    }
+                // A pair found on two axes is flagged twice; adding or
+                // removing it again is a no-op, so the state decides.
+                let (a, b) = ((key >> 32) as u32 & !(1 << 31), key as u32);
+                if overlap(&self.axes, a as usize, b as usize) {
+                    self.add_pair(a, b);
+                } else {
+                    self.pairs.remove(a, b);
                 }
             }
-        }
-        self.queue.clear_moved();
+        });
     }
 }
 
@@ -394,14 +500,20 @@ impl BroadPhase for Sap {
         !self.queue.is_empty()
     }
 
-    fn update(&mut self, bodies: &Bodies) -> PairSearch {
+    fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
         self.pairs.begin_step();
         self.overflowed = 0;
-        self.apply_removals();
-        self.apply_moves(bodies);
-        self.apply_insertions(bodies);
-        if self.resync {
-            self.rebuild_pairs();
+        if !self.queue.remove.is_empty() {
+            ctx.serial("sap removals", || self.apply_removals());
+        }
+        self.apply_moves(ctx, bodies);
+        if !self.queue.add.is_empty() || self.resync {
+            ctx.serial("sap insertions", || {
+                self.apply_insertions(bodies);
+                if self.resync {
+                    self.rebuild_pairs();
+                }
+            });
         }
         PairSearch {
             created: self.pairs.created,
