@@ -18,6 +18,7 @@
 //! never join an island (a box on the floor does not join the floor's
 //! island), and sensors never link.
 
+use crate::jobs::StepCtx;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Island id of a body that is in no island (kinematic).
@@ -42,7 +43,11 @@ pub(crate) struct IslandBuilder {
     contact_start: Vec<u32>,
     num_islands: usize,
     // scratch for finalize (preallocated)
+    /// Per active index: its root, or `NO_ISLAND` for non-nodes.
+    root: Vec<u32>,
     unsorted_island: Vec<u32>,
+    /// Per contact: its island (unsorted numbering, then sorted).
+    contact_island: Vec<u32>,
     island_size: Vec<u32>,
     island_min_slot: Vec<u32>,
     order: Vec<u32>,
@@ -62,7 +67,9 @@ impl IslandBuilder {
             contacts: Vec::with_capacity(max_contacts),
             contact_start: Vec::with_capacity(max_bodies + 1),
             num_islands: 0,
+            root: vec![NO_ISLAND; max_bodies],
             unsorted_island: vec![NO_ISLAND; max_bodies],
+            contact_island: vec![NO_ISLAND; max_contacts],
             island_size: Vec::with_capacity(max_bodies),
             island_min_slot: Vec::with_capacity(max_bodies),
             order: Vec::with_capacity(max_bodies),
@@ -83,14 +90,8 @@ impl IslandBuilder {
     }
 
     /// Follows the chain from `i` to its current root (a self-linked index).
-    fn lowest(&self, mut i: u32) -> u32 {
-        loop {
-            let next = self.link_to[i as usize].load(Ordering::Relaxed);
-            if next == i {
-                return i;
-            }
-            i = next;
-        }
+    fn lowest(&self, i: u32) -> u32 {
+        lowest(&self.link_to, i)
     }
 
     /// Puts active bodies `a` and `b` in the same island. Safe to call from
@@ -130,91 +131,138 @@ impl IslandBuilder {
     /// `k` (or `None` if the contact has no node body, e.g. sensor or
     /// kinematic-only); `slot(i)` gives the body slot of active index `i`
     /// (for the deterministic tie-break).
+    ///
+    /// The per-body and per-contact lookups (chasing links to the root,
+    /// reading the contact's bodies) run as parallel loops that write their
+    /// own entries; what stays serial are sequential passes over those
+    /// arrays (numbering, counting, the counting sorts), which are cheap.
     pub fn finalize(
         &mut self,
+        ctx: &StepCtx,
         num_contacts: usize,
-        contact_body: impl Fn(usize) -> Option<u32>,
+        contact_body: impl Fn(usize) -> Option<u32> + Sync,
         slot: impl Fn(u32) -> u32,
     ) {
         let n = self.num_active;
-        // 1. number islands in order of their root (lowest) index
-        self.island_size.clear();
-        self.island_min_slot.clear();
-        for i in 0..n {
-            if !self.is_node[i] {
-                self.unsorted_island[i] = NO_ISLAND;
-                continue;
-            }
-            let root = self.lowest(i as u32) as usize;
-            let island = if root == i {
-                self.island_size.push(0);
-                self.island_min_slot.push(u32::MAX);
-                (self.island_size.len() - 1) as u32
-            } else {
-                // roots are lower indices, so already numbered
-                self.unsorted_island[root]
-            };
-            self.unsorted_island[i] = island;
-            self.island_min_slot[island as usize] =
-                self.island_min_slot[island as usize].min(slot(i as u32));
+        // 1. every node's root (its lowest linked index), in parallel
+        {
+            let (link_to, is_node) = (&self.link_to, &self.is_node);
+            ctx.par_chunks_mut(
+                "island roots",
+                &mut self.root[..n],
+                FINALIZE_CHUNK,
+                |first, c| {
+                    for (j, r) in c.iter_mut().enumerate() {
+                        let i = first + j;
+                        *r = if is_node[i] {
+                            lowest(link_to, i as u32)
+                        } else {
+                            NO_ISLAND
+                        };
+                    }
+                    0
+                },
+            );
         }
-        let m = self.island_size.len();
+        // 2. number islands in order of their root index
+        let m = ctx.serial("number islands", || {
+            self.island_size.clear();
+            self.island_min_slot.clear();
+            for i in 0..n {
+                let root = self.root[i];
+                let island = if root == NO_ISLAND {
+                    NO_ISLAND
+                } else if root as usize == i {
+                    self.island_size.push(0);
+                    self.island_min_slot.push(slot(i as u32));
+                    (self.island_size.len() - 1) as u32
+                } else {
+                    // roots are lower indices, so already numbered
+                    let isl = self.unsorted_island[root as usize];
+                    let min = &mut self.island_min_slot[isl as usize];
+                    *min = (*min).min(slot(i as u32));
+                    isl
+                };
+                self.unsorted_island[i] = island;
+            }
+            self.island_size.len()
+        });
         self.num_islands = m;
-        // 2. sizes: contacts per island (constraints arrive with joints)
-        for k in 0..num_contacts {
-            if let Some(b) = contact_body(k) {
-                let isl = self.unsorted_island[b as usize];
+        // 3. each contact's island, in parallel
+        {
+            let unsorted = &self.unsorted_island;
+            ctx.par_chunks_mut(
+                "contact islands",
+                &mut self.contact_island[..num_contacts],
+                FINALIZE_CHUNK,
+                |first, c| {
+                    for (j, isl) in c.iter_mut().enumerate() {
+                        *isl = contact_body(first + j).map_or(NO_ISLAND, |b| unsorted[b as usize]);
+                    }
+                    0
+                },
+            );
+        }
+        ctx.serial("sort islands", || {
+            // sizes: contacts per island (constraints arrive with joints)
+            for &isl in &self.contact_island[..num_contacts] {
                 if isl != NO_ISLAND {
                     self.island_size[isl as usize] += 1;
                 }
             }
-        }
-        // 3. sort: biggest first, then lowest body slot
-        self.order.clear();
-        self.order.extend(0..m as u32);
-        let (size, min_slot) = (&self.island_size, &self.island_min_slot);
-        self.order.sort_unstable_by(|&x, &y| {
-            size[y as usize]
-                .cmp(&size[x as usize])
-                .then(min_slot[x as usize].cmp(&min_slot[y as usize]))
-        });
-        self.rank.clear();
-        self.rank.resize(m, 0);
-        for (r, &isl) in self.order.iter().enumerate() {
-            self.rank[isl as usize] = r as u32;
-        }
-        for i in 0..n {
-            let u = self.unsorted_island[i];
-            self.body_island[i] = if u == NO_ISLAND {
-                NO_ISLAND
-            } else {
-                self.rank[u as usize]
+            // biggest first, then lowest body slot
+            self.order.clear();
+            self.order.extend(0..m as u32);
+            let (size, min_slot) = (&self.island_size, &self.island_min_slot);
+            self.order.sort_unstable_by(|&x, &y| {
+                size[y as usize]
+                    .cmp(&size[x as usize])
+                    .then(min_slot[x as usize].cmp(&min_slot[y as usize]))
+            });
+            self.rank.clear();
+            self.rank.resize(m, 0);
+            for (r, &isl) in self.order.iter().enumerate() {
+                self.rank[isl as usize] = r as u32;
+            }
+            let rank = &self.rank;
+            let sorted = |u: u32| {
+                if u == NO_ISLAND {
+                    NO_ISLAND
+                } else {
+                    rank[u as usize]
+                }
             };
-        }
-        // 4. counting sort of bodies by island (ascending index within)
-        counting_sort(
-            (0..n as u32).filter_map(|i| {
-                let isl = self.body_island[i as usize];
-                (isl != NO_ISLAND).then_some((isl, i))
-            }),
-            m,
-            &mut self.cursor,
-            &mut self.body_start,
-            &mut self.bodies,
-        );
-        // 5. counting sort of contacts by island (manifold order within)
-        let body_island = &self.body_island;
-        counting_sort(
-            (0..num_contacts as u32).filter_map(|k| {
-                let b = contact_body(k as usize)?;
-                let isl = body_island[b as usize];
-                (isl != NO_ISLAND).then_some((isl, k))
-            }),
-            m,
-            &mut self.cursor,
-            &mut self.contact_start,
-            &mut self.contacts,
-        );
+            for i in 0..n {
+                self.body_island[i] = sorted(self.unsorted_island[i]);
+            }
+            for isl in &mut self.contact_island[..num_contacts] {
+                *isl = sorted(*isl);
+            }
+            // counting sorts of bodies (ascending index within an island)
+            // and contacts (manifold order within an island)
+            counting_sort(
+                self.body_island[..n]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &isl)| isl != NO_ISLAND)
+                    .map(|(i, &isl)| (isl, i as u32)),
+                m,
+                &mut self.cursor,
+                &mut self.body_start,
+                &mut self.bodies,
+            );
+            counting_sort(
+                self.contact_island[..num_contacts]
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, &isl)| isl != NO_ISLAND)
+                    .map(|(k, &isl)| (isl, k as u32)),
+                m,
+                &mut self.cursor,
+                &mut self.contact_start,
+                &mut self.contacts,
+            );
+        });
     }
 
     pub fn num_islands(&self) -> usize {
@@ -248,6 +296,20 @@ impl IslandBuilder {
         self.body_island[i as usize]
     }
 }
+
+/// Follows the chain from `i` to its current root (a self-linked index).
+fn lowest(link_to: &[AtomicU32], mut i: u32) -> u32 {
+    loop {
+        let next = link_to[i as usize].load(Ordering::Relaxed);
+        if next == i {
+            return i;
+        }
+        i = next;
+    }
+}
+
+/// Bodies or contacts per parallel finalize job.
+const FINALIZE_CHUNK: usize = 1024;
 
 /// Stable counting sort of `(key, value)` items (keys < `num_keys`) into
 /// `out`, with `start[k]..start[k + 1]` the range of key `k`. The items
@@ -347,6 +409,7 @@ mod tests {
         }
         // slot(i) = a permutation, to exercise the tie-break
         ib.finalize(
+            &StepCtx::untraced(),
             g.contacts.len(),
             |k| contact_body(g, k),
             |i| (n as u32 - 1) - i,

@@ -446,19 +446,18 @@ fn build_islands(
             }
         }
     });
-    ctx.serial("finalize islands", || {
-        islands.finalize(
-            manifolds.len(),
-            |k| {
-                let m = &manifolds[k];
-                if m.sensor {
-                    return None;
-                }
-                node(m.pair.a).or_else(|| node(m.pair.b))
-            },
-            |i| bodies.active[i as usize],
-        )
-    });
+    islands.finalize(
+        ctx,
+        manifolds.len(),
+        |k| {
+            let m = &manifolds[k];
+            if m.sensor {
+                return None;
+            }
+            node(m.pair.a).or_else(|| node(m.pair.b))
+        },
+        |i| bodies.active[i as usize],
+    );
 }
 
 /// Contacts linked per island-building job.

@@ -447,7 +447,9 @@ impl ContactSolver {
                 }
             });
         }
-        self.constraints.clear();
+        // Every constraint is rebuilt below, so only a longer list than
+        // last step's writes new slots here (clearing first cost a serial
+        // memset of ~2 MB, ~1% of a pyramid step).
         self.constraints.resize(self.order.len(), EMPTY_CONSTRAINT);
         let (vel, order) = (&self.vel[..], &self.order[..]);
         ctx.par_chunks_mut(
