@@ -16,7 +16,7 @@ use crate::math::Vec3;
 use rayon::prelude::*;
 
 /// Manifolds matched per warm-start job.
-const MANIFOLDS_PER_JOB: usize = 256;
+const MANIFOLDS_PER_JOB: usize = 128;
 use crate::narrowphase::Manifold;
 
 #[derive(Debug, Clone, Copy)]

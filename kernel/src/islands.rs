@@ -18,6 +18,7 @@
 //! never join an island (a box on the floor does not join the floor's
 //! island), and sensors never link.
 
+use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -53,6 +54,8 @@ pub(crate) struct IslandBuilder {
     order: Vec<u32>,
     rank: Vec<u32>,
     cursor: Vec<u32>,
+    /// Per chunk and island: the parallel counting sort's histogram.
+    histogram: Vec<u32>,
 }
 
 impl IslandBuilder {
@@ -75,6 +78,7 @@ impl IslandBuilder {
             order: Vec::with_capacity(max_bodies),
             rank: Vec::with_capacity(max_bodies),
             cursor: Vec::with_capacity(max_bodies + 1),
+            histogram: Vec::with_capacity(MAX_HISTOGRAM),
         }
     }
 
@@ -204,11 +208,22 @@ impl IslandBuilder {
             );
         }
         ctx.serial("sort islands", || {
-            // sizes: contacts per island (constraints arrive with joints)
+            // sizes: contacts per island (constraints arrive with joints),
+            // counted in runs: contacts of one island mostly follow each
+            // other, and a register count avoids a chain of increments
+            // through memory
+            let (mut current, mut run) = (NO_ISLAND, 0);
             for &isl in &self.contact_island[..num_contacts] {
-                if isl != NO_ISLAND {
-                    self.island_size[isl as usize] += 1;
+                if isl != current {
+                    if current != NO_ISLAND {
+                        self.island_size[current as usize] += run;
+                    }
+                    (current, run) = (isl, 0);
                 }
+                run += 1;
+            }
+            if current != NO_ISLAND {
+                self.island_size[current as usize] += run;
             }
             // biggest first, then lowest body slot
             self.order.clear();
@@ -224,45 +239,44 @@ impl IslandBuilder {
             for (r, &isl) in self.order.iter().enumerate() {
                 self.rank[isl as usize] = r as u32;
             }
-            let rank = &self.rank;
-            let sorted = |u: u32| {
-                if u == NO_ISLAND {
-                    NO_ISLAND
-                } else {
-                    rank[u as usize]
-                }
-            };
-            for i in 0..n {
-                self.body_island[i] = sorted(self.unsorted_island[i]);
-            }
-            for isl in &mut self.contact_island[..num_contacts] {
-                *isl = sorted(*isl);
-            }
-            // counting sorts of bodies (ascending index within an island)
-            // and contacts (manifold order within an island)
-            counting_sort(
-                self.body_island[..n]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &isl)| isl != NO_ISLAND)
-                    .map(|(i, &isl)| (isl, i as u32)),
-                m,
-                &mut self.cursor,
-                &mut self.body_start,
-                &mut self.bodies,
-            );
-            counting_sort(
-                self.contact_island[..num_contacts]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, &isl)| isl != NO_ISLAND)
-                    .map(|(k, &isl)| (isl, k as u32)),
-                m,
-                &mut self.cursor,
-                &mut self.contact_start,
-                &mut self.contacts,
-            );
         });
+        // renumber bodies and contacts by rank, in parallel
+        let rank = &self.rank;
+        let sorted = |u: &mut u32| {
+            if *u != NO_ISLAND {
+                *u = rank[*u as usize];
+            }
+        };
+        self.body_island[..n].copy_from_slice(&self.unsorted_island[..n]);
+        for (name, list) in [
+            ("rank bodies", &mut self.body_island[..n]),
+            ("rank contacts", &mut self.contact_island[..num_contacts]),
+        ] {
+            ctx.par_chunks_mut(name, list, FINALIZE_CHUNK, |_, c| {
+                c.iter_mut().for_each(sorted);
+                0
+            });
+        }
+        // counting sorts of bodies (ascending index within an island) and
+        // contacts (manifold order within an island)
+        let mut sorter = CountingSort {
+            histogram: &mut self.histogram,
+            cursor: &mut self.cursor,
+        };
+        sorter.sort(
+            ctx,
+            &self.body_island[..n],
+            m,
+            &mut self.body_start,
+            &mut self.bodies,
+        );
+        sorter.sort(
+            ctx,
+            &self.contact_island[..num_contacts],
+            m,
+            &mut self.contact_start,
+            &mut self.contacts,
+        );
     }
 
     pub fn num_islands(&self) -> usize {
@@ -311,33 +325,113 @@ fn lowest(link_to: &[AtomicU32], mut i: u32) -> u32 {
 /// Bodies or contacts per parallel finalize job.
 const FINALIZE_CHUNK: usize = 1024;
 
-/// Stable counting sort of `(key, value)` items (keys < `num_keys`) into
-/// `out`, with `start[k]..start[k + 1]` the range of key `k`. The items
-/// iterator is walked twice, so it must be cheap and deterministic.
-fn counting_sort<I: Iterator<Item = (u32, u32)> + Clone>(
-    items: I,
-    num_keys: usize,
-    cursor: &mut Vec<u32>,
-    start: &mut Vec<u32>,
-    out: &mut Vec<u32>,
-) {
-    start.clear();
-    start.resize(num_keys + 1, 0);
-    let mut total = 0usize;
-    for (k, _) in items.clone() {
-        start[k as usize + 1] += 1;
-        total += 1;
+/// Items per job of the parallel counting sort.
+const SORT_CHUNK: usize = 2048;
+/// Largest chunks × keys histogram the parallel counting sort uses (256 KB);
+/// beyond that (tens of thousands of islands) one serial pass is cheaper
+/// than the prefix sum over the histogram.
+const MAX_HISTOGRAM: usize = 1 << 16;
+
+/// Stable counting sort of the indices `i` with `keys[i] != NO_ISLAND` by
+/// key into `out`, with `start[k]..start[k + 1]` the range of key `k`.
+/// In parallel: every chunk of items counts its keys into its own
+/// histogram row, a prefix sum over (key, chunk) gives every chunk its own
+/// output range per key, and the chunks scatter; order within a key is
+/// index order either way.
+struct CountingSort<'a> {
+    histogram: &'a mut Vec<u32>,
+    cursor: &'a mut Vec<u32>,
+}
+
+impl CountingSort<'_> {
+    fn sort(
+        &mut self,
+        ctx: &StepCtx,
+        keys: &[u32],
+        num_keys: usize,
+        start: &mut Vec<u32>,
+        out: &mut Vec<u32>,
+    ) {
+        start.clear();
+        start.resize(num_keys + 1, 0);
+        let chunks = keys.len().div_ceil(SORT_CHUNK);
+        if chunks <= 1 || num_keys == 0 || chunks * num_keys > MAX_HISTOGRAM {
+            ctx.serial("counting sort", || {
+                Self::sort_serial(keys, num_keys, self.cursor, start, out)
+            });
+            return;
+        }
+        let range = |c: usize| c * SORT_CHUNK..((c + 1) * SORT_CHUNK).min(keys.len());
+        self.histogram.clear();
+        self.histogram.resize(chunks * num_keys, 0);
+        ctx.par_chunks_mut("count keys", self.histogram, num_keys, |first, row| {
+            for &k in &keys[range(first / num_keys)] {
+                if k != NO_ISLAND {
+                    row[k as usize] += 1;
+                }
+            }
+            0
+        });
+        let total = ctx.serial("prefix keys", || {
+            let mut total = 0;
+            for k in 0..num_keys {
+                start[k] = total;
+                for c in 0..chunks {
+                    let h = &mut self.histogram[c * num_keys + k];
+                    let n = *h;
+                    *h = total;
+                    total += n;
+                }
+            }
+            start[num_keys] = total;
+            total
+        });
+        out.clear();
+        out.resize(total as usize, 0);
+        let dst = Disjoint::new(out);
+        ctx.par_chunks_mut("scatter keys", self.histogram, num_keys, |first, cursor| {
+            let c = first / num_keys;
+            let r = range(c);
+            for (i, &k) in keys[r.clone()].iter().enumerate() {
+                if k != NO_ISLAND {
+                    let at = &mut cursor[k as usize];
+                    // SAFETY: the prefix sum gave this chunk's items of key
+                    // `k` their own output range; `at` walks only it.
+                    unsafe { dst.set(*at as usize, (r.start + i) as u32) };
+                    *at += 1;
+                }
+            }
+            0
+        });
     }
-    for k in 0..num_keys {
-        start[k + 1] += start[k];
-    }
-    cursor.clear();
-    cursor.extend_from_slice(&start[..num_keys]);
-    out.clear();
-    out.resize(total, 0);
-    for (k, v) in items {
-        out[cursor[k as usize] as usize] = v;
-        cursor[k as usize] += 1;
+
+    fn sort_serial(
+        keys: &[u32],
+        num_keys: usize,
+        cursor: &mut Vec<u32>,
+        start: &mut [u32],
+        out: &mut Vec<u32>,
+    ) {
+        let mut total = 0usize;
+        for &k in keys {
+            if k != NO_ISLAND {
+                start[k as usize + 1] += 1;
+                total += 1;
+            }
+        }
+        for k in 0..num_keys {
+            start[k + 1] += start[k];
+        }
+        cursor.clear();
+        cursor.extend_from_slice(&start[..num_keys]);
+        out.clear();
+        out.resize(total, 0);
+        for (i, &k) in keys.iter().enumerate() {
+            if k != NO_ISLAND {
+                out[cursor[k as usize] as usize] = i as u32;
+                cursor[k as usize] += 1;
+            }
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use crate::math::Vec3;
 
 /// Candidate pairs per narrow-phase job: ~64 box–box tests are tens of
 /// microseconds, long enough to hide the claim, short enough to balance.
-const PAIRS_PER_JOB: usize = 64;
+const PAIRS_PER_JOB: usize = 32;
 /// Slots per compaction job.
 const COMPACT_CHUNK: usize = 1024;
 

@@ -38,7 +38,7 @@ use crate::jobs::{Schedule, StepCtx};
 use crate::math::{perpendicular, Mat3, Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
-use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NUM_SPLITS};
+use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
 
 /// One linear constraint row between two bodies along `axis` at lever arms
 /// `ra`, `rb`.
@@ -189,7 +189,7 @@ const EMPTY_CONSTRAINT: ContactConstraint = ContactConstraint {
 };
 
 /// Constraints built per setup job.
-const SETUP_CHUNK: usize = 64;
+const SETUP_CHUNK: usize = 32;
 /// Active bodies per velocity-gather job.
 const GATHER_CHUNK: usize = 512;
 /// Manifolds per impulse write-back job.
@@ -223,6 +223,8 @@ pub(crate) struct ContactSolver {
     pos: Vec<Vec3>,
     rot: Vec<Quat>,
     splitter: LargeIslandSplitter,
+    /// Per item of the large islands: its dynamic bodies (`NO_BODY` else).
+    item_bodies: Vec<[u32; 2]>,
     velocity_schedule: Schedule,
     position_schedule: Schedule,
 }
@@ -321,6 +323,7 @@ impl ContactSolver {
             pos: vec![Vec3::ZERO; max_bodies],
             rot: vec![Quat::IDENTITY; max_bodies],
             splitter: LargeIslandSplitter::new(max_bodies, max_contact_constraints),
+            item_bodies: Vec::with_capacity(max_contact_constraints),
             velocity_schedule: Schedule::new(),
             position_schedule: Schedule::new(),
         }
@@ -339,33 +342,60 @@ impl ContactSolver {
         settings: &PhysicsSettings,
     ) -> SplitStats {
         let mut stats = SplitStats::default();
-        ctx.serial("split islands", || {
-            self.island_ranges.clear();
+        self.island_ranges.clear();
+        self.island_ranges
+            .extend((0..islands.num_islands()).map(|i| islands.contact_range(i)));
+        let all = islands.all_contacts();
+        // Islands are sorted biggest first, so the large ones come first and
+        // their items are `all[..large_end]`.
+        let large = if settings.use_large_island_splitter {
             self.island_ranges
-                .extend((0..islands.num_islands()).map(|i| islands.contact_range(i)));
-            let all = islands.all_contacts();
-            self.splitter.clear();
-            let mut first_small = 0;
-            if settings.use_large_island_splitter {
-                for (island, &(start, end)) in self.island_ranges.iter().enumerate() {
-                    // Islands are sorted biggest first: the rest are smaller.
-                    if ((end - start) as usize) < LARGE_ISLAND_THRESHOLD {
-                        break;
+                .iter()
+                .take_while(|&&(start, end)| (end - start) as usize >= LARGE_ISLAND_THRESHOLD)
+                .count()
+        } else {
+            0
+        };
+        let large_end = if large == 0 {
+            0
+        } else {
+            self.island_ranges[large - 1].1 as usize
+        };
+        // The items' dynamic bodies, looked up in parallel for the serial
+        // colouring pass.
+        self.item_bodies.resize(large_end, [NO_BODY; 2]);
+        ctx.par_chunks_mut(
+            "split bodies",
+            &mut self.item_bodies,
+            GATHER_CHUNK,
+            |first, chunk| {
+                let dynamic = |i: u32| {
+                    if bodies.inv_mass[i as usize] > 0.0 {
+                        i
+                    } else {
+                        NO_BODY
                     }
-                    // Split islands are the first ones, so the splitter's
-                    // item offsets are constraint indices.
-                    debug_assert_eq!(self.splitter.items.len(), start as usize);
-                    let dynamic = |i: u32| (bodies.inv_mass[i as usize] > 0.0).then_some(i);
-                    self.splitter.split_island(
-                        all[start as usize..end as usize].iter().copied(),
-                        |mi| {
-                            let pair = manifolds[mi as usize].pair;
-                            (dynamic(pair.a), dynamic(pair.b))
-                        },
-                    );
-                    first_small = island + 1;
+                };
+                for (ends, &mi) in chunk.iter_mut().zip(&all[first..]) {
+                    let pair = manifolds[mi as usize].pair;
+                    *ends = [dynamic(pair.a), dynamic(pair.b)];
                 }
+                0
+            },
+        );
+        ctx.serial("split islands", || {
+            self.splitter.clear();
+            for &(start, end) in &self.island_ranges[..large] {
+                // Split islands are the first ones, so the splitter's item
+                // offsets are constraint indices.
+                debug_assert_eq!(self.splitter.items.len(), start as usize);
+                let (start, end) = (start as usize, end as usize);
+                self.splitter
+                    .split_island(&all[start..end], &self.item_bodies[start..end]);
             }
+        });
+        ctx.serial("split order", || {
+            let first_small = large;
             self.order.clear();
             self.order.extend_from_slice(&self.splitter.items);
             self.order
@@ -377,6 +407,9 @@ impl ContactSolver {
                 }
             }
             stats.large_islands = self.splitter.islands.len() as u32;
+        });
+        ctx.serial("split schedules", || {
+            let first_small = large;
             let ranges = &self.island_ranges;
             let size = |i: usize| ranges[i].1 - ranges[i].0;
             let n = ranges.len();

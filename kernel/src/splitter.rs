@@ -32,6 +32,9 @@ pub(crate) const SPLIT_COMBINE_THRESHOLD: usize = 32;
 /// atomic claim is noise, small enough to balance 2–16 workers.
 pub(crate) const BATCH_SIZE: usize = 16;
 
+/// A static or kinematic side of an item: it takes no split bit.
+pub(crate) const NO_BODY: u32 = u32::MAX;
+
 /// One split island: its items (constraint indices) grouped by split.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SplitIsland {
@@ -76,30 +79,51 @@ impl LargeIslandSplitter {
     }
 
     /// Splits one island (call in island order). `items` are its items
-    /// (manifold indices) in island order; `bodies(item)` gives the slots of
-    /// the item's two bodies, `None` for a static or kinematic one.
-    pub fn split_island(
-        &mut self,
-        items: impl Iterator<Item = u32> + Clone,
-        bodies: impl Fn(u32) -> (Option<u32>, Option<u32>),
-    ) {
-        for item in items.clone() {
-            let (a, b) = bodies(item);
-            for body in [a, b].into_iter().flatten() {
-                self.masks[body as usize] = 0;
+    /// (manifold indices) in island order and `bodies[k]` the slots of item
+    /// `k`'s two bodies, [`NO_BODY`] for a static or kinematic one (looked up
+    /// beforehand, in parallel: this pass is serial and reads them in order).
+    pub fn split_island(&mut self, items: &[u32], bodies: &[[u32; 2]]) {
+        debug_assert_eq!(items.len(), bodies.len());
+        for pair in bodies {
+            for &body in pair {
+                if body != NO_BODY {
+                    self.masks[body as usize] = 0;
+                }
             }
         }
         self.split_of.clear();
         let mut count = [0u32; NUM_SPLITS];
-        for item in items.clone() {
-            let (a, b) = bodies(item);
-            let mask = |body: Option<u32>| body.map_or(0, |i| self.masks[i as usize]);
+        // Items come in body-pair order, so runs of items share their
+        // first body: its mask stays in a register across the run instead of
+        // making every item wait for the last one's store.
+        let (mut last, mut last_mask) = (NO_BODY, 0u32);
+        for &[a, b] in bodies {
+            let mask = |body: u32| match body {
+                NO_BODY => 0,
+                _ if body == last => last_mask,
+                _ => self.masks[body as usize],
+            };
+            let (mask_a, mask_b) = (mask(a), mask(b));
             // Bit 31 is never set, so this is at most NON_PARALLEL_SPLIT.
-            let split = (!mask(a) & !mask(b)).trailing_zeros() as usize;
+            let split = (!mask_a & !mask_b).trailing_zeros() as usize;
             if split < NON_PARALLEL_SPLIT {
-                for body in [a, b].into_iter().flatten() {
-                    self.masks[body as usize] |= 1 << split;
+                let bit = 1 << split;
+                for (body, m) in [(a, mask_a | bit), (b, mask_b | bit)] {
+                    if body != NO_BODY {
+                        self.masks[body as usize] = m;
+                        if body == last {
+                            last_mask = m;
+                        }
+                    }
                 }
+            }
+            if a != NO_BODY && a != last {
+                last = a;
+                last_mask = if split < NON_PARALLEL_SPLIT {
+                    mask_a | 1 << split
+                } else {
+                    mask_a
+                };
             }
             self.split_of.push(split as u8);
             count[split] += 1;
@@ -130,7 +154,7 @@ impl LargeIslandSplitter {
         let mut cursor = split_start;
         let total = split_start[NUM_SPLITS] - base;
         self.items.resize(self.items.len() + total as usize, 0);
-        for (k, item) in items.enumerate() {
+        for (k, &item) in items.iter().enumerate() {
             let s = target[self.split_of[k] as usize] as usize;
             self.items[cursor[s] as usize] = item;
             cursor[s] += 1;
@@ -148,7 +172,12 @@ mod tests {
     /// Splits `pairs` (None = static side) as one island.
     fn split(pairs: &[(Option<u32>, Option<u32>)], bodies: usize) -> LargeIslandSplitter {
         let mut s = LargeIslandSplitter::new(bodies, pairs.len());
-        s.split_island(0..pairs.len() as u32, |k| pairs[k as usize]);
+        let items: Vec<u32> = (0..pairs.len() as u32).collect();
+        let ends: Vec<[u32; 2]> = pairs
+            .iter()
+            .map(|&(a, b)| [a.unwrap_or(NO_BODY), b.unwrap_or(NO_BODY)])
+            .collect();
+        s.split_island(&items, &ends);
         s
     }
 
