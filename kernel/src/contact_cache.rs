@@ -13,10 +13,11 @@ use crate::body::Bodies;
 use crate::collide::MAX_POINTS;
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
-use rayon::prelude::*;
 
 /// Manifolds matched per warm-start job.
 const MANIFOLDS_PER_JOB: usize = 128;
+/// Entries checked per job of the store's "anything to keep?" scans.
+const CHECKS_PER_JOB: usize = 2048;
 use crate::narrowphase::Manifold;
 
 #[derive(Debug, Clone, Copy)]
@@ -127,11 +128,9 @@ impl ContactCache {
         let previous = &self.previous;
         // Only pairs with a sleeping body are kept: none while nothing sleeps.
         let anything_asleep = bodies.sleeping_islands > 0;
-        let simple = ctx.serial("check cache", || {
-            manifolds.len() <= cap
-                && !(anything_asleep && previous.par_iter().any(keep))
-                && !manifolds.par_iter().any(|m| m.sensor)
-        });
+        let simple = manifolds.len() <= cap
+            && !(anything_asleep && ctx.par_any("check cache", previous, CHECKS_PER_JOB, keep))
+            && !ctx.par_any("find sensors", manifolds, CHECKS_PER_JOB, |m| m.sensor);
         if simple {
             self.next.resize(manifolds.len(), CachedManifold::EMPTY);
             ctx.par_chunks_mut(

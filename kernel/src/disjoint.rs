@@ -15,6 +15,7 @@
 //! rayon join at each of the ~170 barriers of a pyramid step; the atomic
 //! claim loop in `jobs.rs` lets idle workers take small islands instead.
 
+use archipelago_layout::Vec3Column;
 use std::marker::PhantomData;
 
 pub(crate) struct Disjoint<'a, T> {
@@ -71,6 +72,57 @@ impl<'a, T: Copy> Disjoint<'a, T> {
         assert!(start <= end && end <= self.len);
         // SAFETY: in bounds (checked); exclusive for the slice's life (caller).
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }
+    }
+}
+
+/// A [`Vec3Column`] written by several workers at once, each at its own
+/// slots (per-body write-backs over the active list: active slots are
+/// distinct).
+pub(crate) struct Vec3Disjoint<'a> {
+    x: Disjoint<'a, f32>,
+    y: Disjoint<'a, f32>,
+    z: Disjoint<'a, f32>,
+}
+
+impl<'a> Vec3Disjoint<'a> {
+    pub fn new(column: &'a mut Vec3Column) -> Self {
+        let (x, y, z) = column.slices_mut();
+        Self {
+            x: Disjoint::new(x),
+            y: Disjoint::new(y),
+            z: Disjoint::new(z),
+        }
+    }
+
+    /// Writes slot `i`.
+    ///
+    /// # Safety
+    /// No other thread reads or writes slot `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn set(&self, i: usize, v: [f32; 3]) {
+        // SAFETY: exclusive access to slot `i` (caller).
+        unsafe {
+            self.x.set(i, v[0]);
+            self.y.set(i, v[1]);
+            self.z.set(i, v[2]);
+        }
+    }
+
+    /// Slots `start..end` of the three components as exclusive slices.
+    ///
+    /// # Safety
+    /// No other thread touches any of `start..end` while the slices live.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn slices_mut(&self, start: usize, end: usize) -> [&mut [f32]; 3] {
+        // SAFETY: exclusive for the slices' life (caller).
+        unsafe {
+            [
+                self.x.slice_mut(start, end),
+                self.y.slice_mut(start, end),
+                self.z.slice_mut(start, end),
+            ]
+        }
     }
 }
 

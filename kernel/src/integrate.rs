@@ -7,17 +7,27 @@
 //! clamping, rotation) loop over the active list.
 
 use crate::body::{Bodies, MotionType};
+use crate::disjoint::{Disjoint, Vec3Disjoint};
 use crate::jobs::StepCtx;
 use crate::math::{Quat, Vec3};
 use crate::settings::PhysicsSettings;
+use archipelago_layout::{padded_len, Vec3Column};
 use archipelago_simd::{add_scaled_columns, add_scaled_uniform};
+
+/// `Bodies::motion_type` of a dynamic body.
+const DYNAMIC: u8 = MotionType::Dynamic as u8;
 
 /// Active bodies per job of the per-body loops.
 const BODIES_PER_JOB: usize = 256;
+/// Slots per job of the whole-column SIMD sweeps (a multiple of the lane
+/// padding, so every piece but the last is whole lanes, and the last ends
+/// at a padded length).
+const SLOTS_PER_JOB: usize = 4096;
 
-/// What a per-body loop computed for one active body; a serial pass then
-/// writes it into the body columns (a few microseconds for thousands of
-/// bodies, while the computing runs on all workers).
+/// What a per-body loop computed for one active body; a second parallel
+/// pass writes it into the body columns (each active slot is written by one
+/// job, through [`Disjoint`] views: the body columns are not laid out by
+/// active index, so the borrow checker cannot split them).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BodyScratch {
     v: Vec3,
@@ -41,6 +51,44 @@ impl Default for BodyScratch {
     }
 }
 
+/// Slots the column sweeps cover: every slot ever used, in whole lanes.
+fn swept_slots(bodies: &Bodies) -> usize {
+    padded_len(bodies.slots.high_water()).min(bodies.position.padded_len())
+}
+
+/// `dst += k·scale` (or `dst += src·scale·k` with `src`) over the swept
+/// slots of three columns, in parallel pieces.
+fn sweep(
+    ctx: &StepCtx,
+    name: &'static str,
+    n: usize,
+    dst: &mut Vec3Column,
+    src: Option<&Vec3Column>,
+    scale: &[f32],
+    k: Vec3,
+) {
+    let dst = Vec3Disjoint::new(dst);
+    ctx.par_for(name, n, SLOTS_PER_JOB, |range| {
+        // SAFETY: the pieces of `0..n` are disjoint.
+        let d = unsafe { dst.slices_mut(range.start, range.end) };
+        let scale = &scale[range.clone()];
+        let k = k.to_array();
+        match src {
+            None => {
+                for (d, k) in d.into_iter().zip(k) {
+                    add_scaled_uniform(d, scale, k);
+                }
+            }
+            Some(src) => {
+                let (sx, sy, sz) = src.slices();
+                for ((d, s), k) in d.into_iter().zip([sx, sy, sz]).zip(k) {
+                    add_scaled_columns(d, &s[range.clone()], scale, k);
+                }
+            }
+        }
+    });
+}
+
 /// `v += (g·gravity_factor + F/m)·dt`, `ω += I⁻¹ τ dt`, then damping
 /// `v *= max(0, 1 - c dt)`. Clears the force accumulators.
 pub(crate) fn apply_forces(
@@ -50,14 +98,18 @@ pub(crate) fn apply_forces(
     settings: &PhysicsSettings,
     dt: f32,
 ) {
-    ctx.serial("gravity", || {
-        let g = settings.gravity * dt;
-        let scale = bodies.gravity_scale.as_slice();
-        let (vx, vy, vz) = bodies.linear_velocity.slices_mut();
-        add_scaled_uniform(vx, scale, g.x);
-        add_scaled_uniform(vy, scale, g.y);
-        add_scaled_uniform(vz, scale, g.z);
-    });
+    let n = swept_slots(bodies);
+    let gravity = settings.gravity * dt;
+    let scale = bodies.gravity_scale.as_slice();
+    sweep(
+        ctx,
+        "gravity",
+        n,
+        &mut bodies.linear_velocity,
+        None,
+        scale,
+        gravity,
+    );
     scratch.resize(bodies.active.len(), BodyScratch::default());
     let b: &Bodies = bodies;
     ctx.par_chunks_mut("forces", scratch, BODIES_PER_JOB, |first, chunk| {
@@ -79,16 +131,27 @@ pub(crate) fn apply_forces(
         }
         0
     });
-    ctx.serial("write forces", || {
-        for (idx, s) in scratch.iter().enumerate() {
-            let i = bodies.active[idx] as usize;
-            if bodies.motion(i) != MotionType::Dynamic {
+    let (active, motion) = (&bodies.active, &bodies.motion_type);
+    let force = Disjoint::new(bodies.force.as_mut_slice());
+    let torque = Disjoint::new(bodies.torque.as_mut_slice());
+    let lin = Vec3Disjoint::new(&mut bodies.linear_velocity);
+    let ang = Vec3Disjoint::new(&mut bodies.angular_velocity);
+    let scratch = &scratch[..];
+    ctx.par_for("write forces", active.len(), BODIES_PER_JOB, |range| {
+        for idx in range {
+            let i = active[idx] as usize;
+            if motion[i] != DYNAMIC {
                 continue;
             }
-            bodies.force[i] = [0.0; 3];
-            bodies.torque[i] = [0.0; 3];
-            bodies.linear_velocity.set(i, s.v.to_array());
-            bodies.angular_velocity.set(i, s.w.to_array());
+            let s = &scratch[idx];
+            // SAFETY: active slots are distinct, so slot `i` is this
+            // iteration's alone.
+            unsafe {
+                force.set(i, [0.0; 3]);
+                torque.set(i, [0.0; 3]);
+                lin.set(i, s.v.to_array());
+                ang.set(i, s.w.to_array());
+            }
         }
     });
 }
@@ -117,20 +180,35 @@ pub(crate) fn integrate_positions(
         }
         0
     });
-    ctx.serial("move", || {
-        for (idx, s) in scratch.iter().enumerate() {
-            let i = bodies.active[idx] as usize;
-            bodies.linear_velocity.set(i, s.v.to_array());
-            bodies.angular_velocity.set(i, s.w.to_array());
-            bodies.rotation[i] = s.q.to_array();
-        }
-        let scale = bodies.move_scale.as_slice();
-        let (px, py, pz) = bodies.position.slices_mut();
-        let (vx, vy, vz) = bodies.linear_velocity.slices();
-        add_scaled_columns(px, vx, scale, dt);
-        add_scaled_columns(py, vy, scale, dt);
-        add_scaled_columns(pz, vz, scale, dt);
-    });
+    {
+        let active = &bodies.active;
+        let lin = Vec3Disjoint::new(&mut bodies.linear_velocity);
+        let ang = Vec3Disjoint::new(&mut bodies.angular_velocity);
+        let rot = Disjoint::new(bodies.rotation.as_mut_slice());
+        let scratch = &scratch[..];
+        ctx.par_for("write rotations", active.len(), BODIES_PER_JOB, |range| {
+            for idx in range {
+                let i = active[idx] as usize;
+                let s = &scratch[idx];
+                // SAFETY: active slots are distinct.
+                unsafe {
+                    lin.set(i, s.v.to_array());
+                    ang.set(i, s.w.to_array());
+                    rot.set(i, s.q.to_array());
+                }
+            }
+        });
+    }
+    let n = swept_slots(bodies);
+    sweep(
+        ctx,
+        "move",
+        n,
+        &mut bodies.position,
+        Some(&bodies.linear_velocity),
+        bodies.move_scale.as_slice(),
+        Vec3::splat(dt),
+    );
 }
 
 fn clamp_length(v: Vec3, max: f32) -> Vec3 {
@@ -160,12 +238,21 @@ pub(crate) fn update_bounds(
         }
         0
     });
-    ctx.serial("write bounds", || {
-        for (idx, s) in scratch.iter().enumerate() {
-            let i = bodies.active[idx] as usize;
-            bodies.inv_inertia_world[i] = s.inertia;
-            bodies.aabb_min.set(i, s.lo.to_array());
-            bodies.aabb_max.set(i, s.hi.to_array());
+    let active = &bodies.active;
+    let inertia = Disjoint::new(bodies.inv_inertia_world.as_mut_slice());
+    let lo = Vec3Disjoint::new(&mut bodies.aabb_min);
+    let hi = Vec3Disjoint::new(&mut bodies.aabb_max);
+    let scratch = &scratch[..];
+    ctx.par_for("write bounds", active.len(), BODIES_PER_JOB, |range| {
+        for idx in range {
+            let i = active[idx] as usize;
+            let s = &scratch[idx];
+            // SAFETY: active slots are distinct.
+            unsafe {
+                inertia.set(i, s.inertia);
+                lo.set(i, s.lo.to_array());
+                hi.set(i, s.hi.to_array());
+            }
         }
     });
 }

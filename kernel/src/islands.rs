@@ -284,8 +284,19 @@ impl IslandBuilder {
     }
 
     /// Active indices of the bodies in island `i` (Jolt's `GetBodiesInIsland`).
+    #[cfg(test)]
     pub fn bodies_in_island(&self, i: usize) -> &[u32] {
-        &self.bodies[self.body_start[i] as usize..self.body_start[i + 1] as usize]
+        &self.bodies[self.body_range(i)]
+    }
+
+    /// Every island's bodies (active indices), island after island.
+    pub fn all_bodies(&self) -> &[u32] {
+        &self.bodies
+    }
+
+    /// `all_bodies()[range]` of island `i`.
+    pub fn body_range(&self, i: usize) -> std::ops::Range<usize> {
+        self.body_start[i] as usize..self.body_start[i + 1] as usize
     }
 
     /// Manifold indices of the contacts in island `i` (`GetContactsInIsland`).

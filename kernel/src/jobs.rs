@@ -138,6 +138,25 @@ impl StepCtx<'_> {
             .sum()
     }
 
+    /// Whether `pred` holds for any item, checked in parallel `chunk`-sized
+    /// pieces (a piece stops at its first hit; others still run, which keeps
+    /// the answer, a bool, independent of timing).
+    pub fn par_any<T: Sync>(
+        &self,
+        name: &'static str,
+        items: &[T],
+        chunk: usize,
+        pred: impl Fn(&T) -> bool + Sync,
+    ) -> bool {
+        let section = self.section();
+        items.par_chunks(chunk.max(1)).any(|c| {
+            let t = self.now();
+            let hit = c.iter().any(&pred);
+            self.job_done(name, t, section, 0, 0);
+            hit
+        })
+    }
+
     /// `f(range)` over `chunk`-sized ranges of `0..n`, in parallel.
     pub fn par_for(
         &self,

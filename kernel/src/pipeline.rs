@@ -21,15 +21,17 @@
 
 use crate::body::{Bodies, MotionType};
 use crate::collide::{collide, Placed};
+use crate::disjoint::Disjoint;
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::jobs::StepCtx;
 use crate::narrowphase::Manifold;
-use crate::sleep::{can_wake_others, put_island_to_sleep, update_sleep_state, wake_island};
+use crate::sleep::{
+    can_wake_others, next_sleep_state, put_island_to_sleep, wake_island, SleepState,
+};
 use crate::system::PhysicsSystem;
 use crate::thread_pool::{pinning_from_bits, Pinning};
 use crate::trace::Tracer;
-use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -268,9 +270,21 @@ impl PhysicsSystem {
             let mut woken = 0;
             loop {
                 let search = broad.report(ctx, bodies, &s.layer_filter, pairs, max_pairs);
-                let now = ctx.serial("wake touched", || {
-                    wake_touched(bodies, pairs, s.speculative_contact_distance)
-                });
+                // Reported pairs have an awake side; with no sleeper in any
+                // pair there is nothing to wake or drop (the common case
+                // while everything moves).
+                let sleeper = |p: &crate::broadphase::BodyPair| {
+                    bodies.is_sleeping(p.a as usize) || bodies.is_sleeping(p.b as usize)
+                };
+                let now = if bodies.sleeping_islands > 0
+                    && ctx.par_any("find sleepers", pairs, SLEEPER_CHECKS_PER_JOB, sleeper)
+                {
+                    ctx.serial("wake touched", || {
+                        wake_touched(bodies, pairs, s.speculative_contact_distance)
+                    })
+                } else {
+                    0
+                };
                 woken += now;
                 if now == 0 {
                     break (maintained, search, woken);
@@ -327,9 +341,7 @@ impl PhysicsSystem {
 
         if let Some(sleep_dt) = sleep_dt {
             let slept = ctx.phase("sleep", &mut times.sleep, || {
-                ctx.serial("sleep test", || {
-                    sleep_islands(bodies, islands, &mut self.sleep_scratch, &s, sleep_dt)
-                })
+                sleep_islands(ctx, bodies, islands, &mut self.sleep_scratch, &s, sleep_dt)
             });
             stats.bodies_put_to_sleep += slept;
         }
@@ -382,14 +394,6 @@ fn wake_touched(
     pairs: &mut Vec<crate::broadphase::BodyPair>,
     max_separation: f32,
 ) -> u32 {
-    // Reported pairs have an awake side; with no sleeper in any pair there
-    // is nothing to wake or drop (the common case while everything moves).
-    if !pairs
-        .par_iter()
-        .any(|p| bodies.is_sleeping(p.a as usize) || bodies.is_sleeping(p.b as usize))
-    {
-        return 0;
-    }
     let mut woken = 0;
     for p in pairs.iter() {
         let (a, b) = (p.a as usize, p.b as usize);
@@ -415,6 +419,9 @@ fn wake_touched(
     }
     woken
 }
+
+/// Pairs checked per job of the search for sleeping bodies.
+const SLEEPER_CHECKS_PER_JOB: usize = 2048;
 
 /// Links every solvable contact between two awake dynamic bodies and
 /// finalizes the islands.
@@ -463,10 +470,12 @@ fn build_islands(
 /// Contacts linked per island-building job.
 const LINKS_PER_JOB: usize = 512;
 
-/// The sleep test: every body of every island updates its test, and islands
-/// whose bodies can all sleep go to sleep together. Returns how many bodies
-/// went to sleep.
+/// The sleep test: every body of every island updates its test (in
+/// parallel: each body's test reads only that body), then islands whose
+/// bodies can all sleep go to sleep together. Returns how many bodies went
+/// to sleep.
 fn sleep_islands(
+    ctx: &StepCtx,
     bodies: &mut Bodies,
     islands: &crate::islands::IslandBuilder,
     scratch: &mut SleepScratch,
@@ -474,43 +483,81 @@ fn sleep_islands(
     dt: f32,
 ) -> u32 {
     let max_movement = s.point_velocity_sleep_threshold * s.time_before_sleep;
-    scratch.slots.clear();
-    scratch.ends.clear();
-    for island in 0..islands.num_islands() {
-        let mut all = s.allow_sleeping;
-        for &ai in islands.bodies_in_island(island) {
-            let i = bodies.active[ai as usize] as usize;
-            // Every body updates its test, even once the island is known to
-            // stay awake (Jolt's bitwise AND), so timers are never stale.
-            let can = update_sleep_state(bodies, i, dt, max_movement, s.time_before_sleep);
-            let allowed =
-                bodies.flags[i] & crate::body::flags::ALLOW_SLEEPING != 0 && !bodies.is_sensor(i);
-            all &= can && allowed;
-        }
-        if all {
-            scratch.slots.extend(
-                islands
-                    .bodies_in_island(island)
-                    .iter()
-                    .map(|&ai| bodies.active[ai as usize]),
-            );
-            scratch.ends.push(scratch.slots.len() as u32);
-        }
+    // Every body updates its test, even once its island is known to stay
+    // awake (Jolt's bitwise AND), so timers are never stale.
+    let members = islands.all_bodies();
+    scratch.states.resize(members.len(), SleepState::default());
+    {
+        let b: &Bodies = bodies;
+        ctx.par_chunks_mut(
+            "sleep test",
+            &mut scratch.states,
+            SLEEP_TESTS_PER_JOB,
+            |first, chunk| {
+                for (st, &ai) in chunk.iter_mut().zip(&members[first..]) {
+                    let i = b.active[ai as usize] as usize;
+                    *st = next_sleep_state(b, i, dt, max_movement, s.time_before_sleep);
+                    let allowed =
+                        b.flags[i] & crate::body::flags::ALLOW_SLEEPING != 0 && !b.is_sensor(i);
+                    st.can_sleep &= allowed;
+                }
+                0
+            },
+        );
+        let (active, states) = (&bodies.active, &scratch.states);
+        let spheres = Disjoint::new(bodies.sleep_spheres.as_mut_slice());
+        let timer = Disjoint::new(bodies.sleep_timer.as_mut_slice());
+        ctx.par_for(
+            "write sleep tests",
+            members.len(),
+            SLEEP_TESTS_PER_JOB,
+            |range| {
+                for k in range {
+                    let i = active[members[k] as usize] as usize;
+                    // SAFETY: a body is in at most one island, once.
+                    unsafe {
+                        spheres.set(i, states[k].spheres);
+                        timer.set(i, states[k].timer);
+                    }
+                }
+            },
+        );
     }
-    // Active indices shift as bodies leave the active list, so the islands
-    // were copied out as slots above before any body is deactivated.
-    let mut start = 0;
-    for &end in &scratch.ends {
-        put_island_to_sleep(bodies, &scratch.slots[start..end as usize]);
-        start = end as usize;
-    }
-    scratch.slots.len() as u32
+    ctx.serial("sleep islands", || {
+        scratch.slots.clear();
+        scratch.ends.clear();
+        for island in 0..islands.num_islands() {
+            let range = islands.body_range(island);
+            let all =
+                s.allow_sleeping && scratch.states[range.clone()].iter().all(|st| st.can_sleep);
+            if all {
+                scratch
+                    .slots
+                    .extend(members[range].iter().map(|&ai| bodies.active[ai as usize]));
+                scratch.ends.push(scratch.slots.len() as u32);
+            }
+        }
+        // Active indices shift as bodies leave the active list, so the
+        // islands were copied out as slots above before any body is
+        // deactivated.
+        let mut start = 0;
+        for &end in &scratch.ends {
+            put_island_to_sleep(bodies, &scratch.slots[start..end as usize]);
+            start = end as usize;
+        }
+        scratch.slots.len() as u32
+    })
 }
+
+/// Bodies per sleep-test job.
+const SLEEP_TESTS_PER_JOB: usize = 256;
 
 /// Preallocated buffers of the sleep test.
 pub(crate) struct SleepScratch {
     slots: Vec<u32>,
     ends: Vec<u32>,
+    /// Per island body (in island order): its advanced sleep test.
+    states: Vec<SleepState>,
 }
 
 impl SleepScratch {
@@ -518,6 +565,7 @@ impl SleepScratch {
         Self {
             slots: Vec::with_capacity(max_bodies),
             ends: Vec::with_capacity(max_bodies),
+            states: Vec::with_capacity(max_bodies),
         }
     }
 }

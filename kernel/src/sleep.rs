@@ -52,27 +52,43 @@ pub(crate) fn reset_sleep_test(bodies: &mut Bodies, i: usize) {
     bodies.sleep_timer[i] = 0.0;
 }
 
-/// Grows the body's spheres to its current points and advances its timer.
-/// Returns whether the body can sleep.
-pub(crate) fn update_sleep_state(
-    bodies: &mut Bodies,
+/// A body's sleep test after one more step: grown spheres and advanced
+/// timer, or (when a sphere grew too far) spheres restarted at the current
+/// points and timer 0. Pure, so bodies are tested in parallel.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SleepState {
+    pub spheres: [[f32; 4]; 3],
+    pub timer: f32,
+    /// The timer reached `time_before_sleep`.
+    pub can_sleep: bool,
+}
+
+/// Body `i`'s sleep test advanced by `dt` (see [`SleepState`]).
+pub(crate) fn next_sleep_state(
+    bodies: &Bodies,
     i: usize,
     dt: f32,
     max_movement: f32,
     time_before_sleep: f32,
-) -> bool {
+) -> SleepState {
     let pts = sleep_test_points(bodies, i);
     let mut spheres = bodies.sleep_spheres[i];
     for (s, p) in spheres.iter_mut().zip(pts) {
         encapsulate(s, p);
         if s[3] > max_movement {
-            reset_sleep_test(bodies, i);
-            return false;
+            return SleepState {
+                spheres: pts.map(|p| [p.x, p.y, p.z, 0.0]),
+                timer: 0.0,
+                can_sleep: false,
+            };
         }
     }
-    bodies.sleep_spheres[i] = spheres;
-    bodies.sleep_timer[i] += dt;
-    bodies.sleep_timer[i] >= time_before_sleep
+    let timer = bodies.sleep_timer[i] + dt;
+    SleepState {
+        spheres,
+        timer,
+        can_sleep: timer >= time_before_sleep,
+    }
 }
 
 /// Grows sphere `s` (centre xyz, radius) minimally to contain `p` (Jolt's

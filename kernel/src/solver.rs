@@ -32,7 +32,7 @@
 
 use crate::body::{Bodies, MotionType};
 use crate::collide::MAX_POINTS;
-use crate::disjoint::Disjoint;
+use crate::disjoint::{Disjoint, Vec3Disjoint};
 use crate::islands::IslandBuilder;
 use crate::jobs::{Schedule, StepCtx};
 use crate::math::{perpendicular, Mat3, Quat, Vec3};
@@ -395,7 +395,6 @@ impl ContactSolver {
             }
         });
         ctx.serial("split order", || {
-            let first_small = large;
             self.order.clear();
             self.order.extend_from_slice(&self.splitter.items);
             self.order
@@ -562,15 +561,23 @@ impl ContactSolver {
         bodies: &mut Bodies,
         manifolds: &mut [Manifold],
     ) {
-        ctx.serial("scatter velocities", || {
-            for idx in 0..bodies.active.len() {
-                let i = bodies.active[idx] as usize;
-                if bodies.motion(i) == MotionType::Dynamic {
-                    bodies.linear_velocity.set(i, self.vel[i].lin.to_array());
-                    bodies.angular_velocity.set(i, self.vel[i].ang.to_array());
+        {
+            let (active, motion, vel) = (&bodies.active, &bodies.motion_type, &self.vel);
+            let lin = Vec3Disjoint::new(&mut bodies.linear_velocity);
+            let ang = Vec3Disjoint::new(&mut bodies.angular_velocity);
+            ctx.par_for("scatter velocities", active.len(), GATHER_CHUNK, |range| {
+                for &i in &active[range] {
+                    let i = i as usize;
+                    if motion[i] == MotionType::Dynamic as u8 {
+                        // SAFETY: active slots are distinct.
+                        unsafe {
+                            lin.set(i, vel[i].lin.to_array());
+                            ang.set(i, vel[i].ang.to_array());
+                        }
+                    }
                 }
-            }
-        });
+            });
+        }
         let (cons, mc) = (&self.constraints, &self.manifold_constraint);
         ctx.par_chunks_mut(
             "write impulses",
@@ -608,13 +615,20 @@ impl ContactSolver {
         if settings.position_iterations == 0 || self.constraints.is_empty() {
             return;
         }
-        ctx.serial("gather poses", || {
-            for &i in &bodies.active {
-                let i = i as usize;
-                self.pos[i] = bodies.pos(i);
-                self.rot[i] = bodies.rot(i);
-            }
-        });
+        {
+            let (pos, rot) = (Disjoint::new(&mut self.pos), Disjoint::new(&mut self.rot));
+            let b: &Bodies = bodies;
+            ctx.par_for("gather poses", b.active.len(), GATHER_CHUNK, |range| {
+                for &i in &b.active[range] {
+                    let i = i as usize;
+                    // SAFETY: active slots are distinct.
+                    unsafe {
+                        pos.set(i, b.pos(i));
+                        rot.set(i, b.rot(i));
+                    }
+                }
+            });
+        }
         {
             let poses = Poses {
                 pos: Disjoint::new(&mut self.pos),
@@ -661,12 +675,19 @@ impl ContactSolver {
                 },
             );
         }
-        ctx.serial("scatter poses", || {
-            for idx in 0..bodies.active.len() {
-                let i = bodies.active[idx] as usize;
-                if bodies.motion(i) == MotionType::Dynamic {
-                    bodies.position.set(i, self.pos[i].to_array());
-                    bodies.rotation[i] = self.rot[i].to_array();
+        let (active, motion) = (&bodies.active, &bodies.motion_type);
+        let (pos, rot) = (&self.pos, &self.rot);
+        let position = Vec3Disjoint::new(&mut bodies.position);
+        let rotation = Disjoint::new(bodies.rotation.as_mut_slice());
+        ctx.par_for("scatter poses", active.len(), GATHER_CHUNK, |range| {
+            for &i in &active[range] {
+                let i = i as usize;
+                if motion[i] == MotionType::Dynamic as u8 {
+                    // SAFETY: active slots are distinct.
+                    unsafe {
+                        position.set(i, pos[i].to_array());
+                        rotation.set(i, rot[i].to_array());
+                    }
                 }
             }
         });
