@@ -31,7 +31,7 @@ pub(crate) struct Disjoint<'a, T> {
 unsafe impl<T: Send> Sync for Disjoint<'_, T> {}
 unsafe impl<T: Send> Send for Disjoint<'_, T> {}
 
-impl<'a, T: Copy> Disjoint<'a, T> {
+impl<'a, T> Disjoint<'a, T> {
     pub fn new(slice: &'a mut [T]) -> Self {
         Self {
             ptr: slice.as_mut_ptr(),
@@ -40,6 +40,20 @@ impl<'a, T: Copy> Disjoint<'a, T> {
         }
     }
 
+    /// The elements `start..end` as an exclusive slice.
+    ///
+    /// # Safety
+    /// No other thread touches any of `start..end` while the slice lives.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [T] {
+        assert!(start <= end && end <= self.len);
+        // SAFETY: in bounds (checked); exclusive for the slice's life (caller).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }
+    }
+}
+
+impl<T: Copy> Disjoint<'_, T> {
     /// Reads element `i`.
     ///
     /// # Safety
@@ -60,18 +74,6 @@ impl<'a, T: Copy> Disjoint<'a, T> {
         assert!(i < self.len);
         // SAFETY: in bounds (checked); exclusive access to `i` (caller).
         unsafe { *self.ptr.add(i) = value }
-    }
-
-    /// The elements `start..end` as an exclusive slice.
-    ///
-    /// # Safety
-    /// No other thread touches any of `start..end` while the slice lives.
-    #[inline(always)]
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [T] {
-        assert!(start <= end && end <= self.len);
-        // SAFETY: in bounds (checked); exclusive for the slice's life (caller).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }
     }
 }
 

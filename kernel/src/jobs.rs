@@ -17,13 +17,13 @@
 //! has, however many of its tasks one thread ends up running, or however
 //! the OS schedules them.
 
+use crate::disjoint::Disjoint;
 use crate::splitter::{LargeIslandSplitter, BATCH_SIZE, NON_PARALLEL_SPLIT, NUM_SPLITS};
 use crate::thread_pool::pin_state_bit;
 use crate::trace::{SliceKind, Tracer};
 use archipelago_layout::CachePadded;
-use rayon::prelude::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Small islands are packed until a job holds at least this many
@@ -47,11 +47,11 @@ pub(crate) struct StepCtx<'a> {
 static NO_PINS: AtomicU32 = AtomicU32::new(0);
 
 impl StepCtx<'static> {
-    /// A context for work outside `update`: no trace, one worker's
-    /// schedule (parallel loops still use the current rayon pool).
+    /// A context for work outside `update`: no trace, parallel loops on the
+    /// current rayon pool.
     pub fn untraced() -> Self {
         StepCtx {
-            threads: 1,
+            threads: rayon::current_num_threads(),
             tracer: None,
             pin_bits: &NO_PINS,
         }
@@ -117,6 +117,58 @@ impl StepCtx<'_> {
         r
     }
 
+    /// Runs `job(k)` for every `k` in `0..jobs` on the pool: the calling
+    /// worker and up to `threads - 1` helper tasks claim indices from one
+    /// counter, and the caller, once nothing is left to claim, spins until
+    /// every claimed job has finished.
+    ///
+    /// Why not rayon's own parallel iterators: they split work by nested
+    /// joins, and a join completes only when the worker that stole its
+    /// other half wakes up to report it. On a VM a sleeping worker takes
+    /// 30-70 µs to wake, and a chain of joins pays that more than once per
+    /// loop. Here no worker waits for another's wake-up: jobs are claimed
+    /// by whoever is awake, and the end of the loop is a counter.
+    ///
+    /// Cannot deadlock: after the caller's claim loop every job is claimed,
+    /// and a claimed job is being run by the worker that claimed it, which
+    /// waits for nothing of the caller's (the spin yields, so an
+    /// oversubscribed pool lets that worker run).
+    pub fn run_jobs(&self, jobs: usize, job: impl Fn(usize) + Sync) {
+        if jobs == 0 {
+            return;
+        }
+        let helpers = self.threads.min(jobs).saturating_sub(1);
+        if helpers == 0 {
+            self.note_worker();
+            (0..jobs).for_each(job);
+            return;
+        }
+        let next = CachePadded::new(AtomicUsize::new(0));
+        let done = CachePadded::new(AtomicUsize::new(0));
+        let claim = || {
+            self.note_worker();
+            loop {
+                let k = next.fetch_add(1, Ordering::Relaxed);
+                if k >= jobs {
+                    break;
+                }
+                job(k);
+                done.fetch_add(1, Ordering::Release);
+            }
+        };
+        rayon::in_place_scope(|scope| {
+            for _ in 0..helpers {
+                scope.spawn(|_| claim());
+            }
+            claim();
+            let mut spins = 0;
+            while done.load(Ordering::Acquire) < jobs {
+                backoff(&mut spins);
+            }
+            // Helpers no worker picked up yet run here and find nothing.
+        });
+    }
+
     /// `f(first_index, chunk)` over `chunk`-sized pieces of `data`, in
     /// parallel; returns the sum of what the chunks return.
     pub fn par_chunks_mut<T: Send>(
@@ -127,20 +179,24 @@ impl StepCtx<'_> {
         f: impl Fn(usize, &mut [T]) -> u32 + Sync,
     ) -> u32 {
         let section = self.section();
-        data.par_chunks_mut(chunk.max(1))
-            .enumerate()
-            .map(|(k, c)| {
-                let t = self.now();
-                let r = f(k * chunk, c);
-                self.job_done(name, t, section, 0, 0);
-                r
-            })
-            .sum()
+        let chunk = chunk.max(1);
+        let n = data.len();
+        let total = AtomicU32::new(0);
+        let data = Disjoint::new(data);
+        self.run_jobs(n.div_ceil(chunk), |k| {
+            let t = self.now();
+            let (start, end) = (k * chunk, ((k + 1) * chunk).min(n));
+            // SAFETY: job `k` is claimed once, and chunks do not overlap.
+            let r = f(start, unsafe { data.slice_mut(start, end) });
+            self.job_done(name, t, section, 0, 0);
+            total.fetch_add(r, Ordering::Relaxed);
+        });
+        total.into_inner()
     }
 
     /// Whether `pred` holds for any item, checked in parallel `chunk`-sized
-    /// pieces (a piece stops at its first hit; others still run, which keeps
-    /// the answer, a bool, independent of timing).
+    /// pieces (a piece stops at its first hit; the answer, a bool, does not
+    /// depend on timing).
     pub fn par_any<T: Sync>(
         &self,
         name: &'static str,
@@ -148,13 +204,13 @@ impl StepCtx<'_> {
         chunk: usize,
         pred: impl Fn(&T) -> bool + Sync,
     ) -> bool {
-        let section = self.section();
-        items.par_chunks(chunk.max(1)).any(|c| {
-            let t = self.now();
-            let hit = c.iter().any(&pred);
-            self.job_done(name, t, section, 0, 0);
-            hit
-        })
+        let hit = AtomicBool::new(false);
+        self.par_for(name, items.len(), chunk, |range| {
+            if !hit.load(Ordering::Relaxed) && items[range].iter().any(&pred) {
+                hit.store(true, Ordering::Relaxed);
+            }
+        });
+        hit.into_inner()
     }
 
     /// `f(range)` over `chunk`-sized ranges of `0..n`, in parallel.
@@ -167,7 +223,7 @@ impl StepCtx<'_> {
     ) {
         let section = self.section();
         let chunk = chunk.max(1);
-        (0..n.div_ceil(chunk)).into_par_iter().for_each(|k| {
+        self.run_jobs(n.div_ceil(chunk), |k| {
             let t = self.now();
             f(k * chunk..((k + 1) * chunk).min(n));
             self.job_done(name, t, section, 0, 0);
@@ -354,10 +410,7 @@ impl Schedule {
             }
             while run_pack() {}
         };
-        (0..workers)
-            .into_par_iter()
-            .with_max_len(1)
-            .for_each(worker);
+        ctx.run_jobs(workers, worker);
     }
 }
 

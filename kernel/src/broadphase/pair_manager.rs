@@ -79,12 +79,7 @@ impl PairManager {
 
     #[cfg(test)]
     pub fn contains(&self, a: u32, b: u32) -> bool {
-        self.contains_key(pair_key(a, b))
-    }
-
-    /// Whether the pair with this key (`pair_key` order) is in the set.
-    pub fn contains_key(&self, key: u64) -> bool {
-        self.find_slot(key).1
+        self.find_slot(pair_key(a, b)).1
     }
 
     /// Adds the pair; `Ok(true)` if new, `Ok(false)` if present, `Err(())`

@@ -37,7 +37,9 @@ use super::{
     PairSearch,
 };
 use crate::body::{Bodies, MotionType};
+use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
+use archipelago_layout::Vec3Column;
 
 /// PhysX switches from per-box updates to a full insertion sort when more
 /// than this fraction of the boxes moved.
@@ -46,6 +48,9 @@ pub(crate) const FULL_SORT_FRACTION: f32 = 0.2;
 /// Candidates checked per job. A check is three overlap tests and one hash
 /// lookup (~50 ns), so a job is ~50 µs: long enough to amortise the task.
 const CHECK_CHUNK: usize = 1024;
+
+/// Moved boxes whose keys are stored per job after a sort.
+const KEYS_PER_JOB: usize = 1024;
 
 /// Marks a candidate whose pair must be added or removed. Slots are below
 /// 2^31 (`Capacities::validate`), so bit 63 of a pair key is always free.
@@ -209,6 +214,18 @@ impl Axis {
     }
 }
 
+/// Overlap of `a` and `b` on all three axes by their keys at the last
+/// update: exactly whether the pair set held the pair before this update
+/// (the set is the overlap set after every update; static pairs and pairs
+/// with a box added or removed never become candidates).
+#[inline]
+fn overlapped(keys: &[Vec<[u64; 2]>; 3], a: usize, b: usize) -> bool {
+    keys.iter().all(|k| {
+        let (ka, kb) = (k[a], k[b]);
+        ka[0] < kb[1] && kb[0] < ka[1]
+    })
+}
+
 /// Overlap of proxies `a` and `b` on one axis, from endpoint positions.
 #[inline]
 fn overlap_on(axis: &Axis, a: usize, b: usize) -> bool {
@@ -223,6 +240,9 @@ fn overlap(axes: &[Axis; 3], a: usize, b: usize) -> bool {
 
 pub(crate) struct Sap {
     axes: [Axis; 3],
+    /// Per axis and slot: the box's [min, max] keys as of the last update
+    /// (read by the other axes' jobs while the axes sort).
+    keys: [Vec<[u64; 2]>; 3],
     /// Proxies in the structure.
     count: usize,
     in_sap: Vec<bool>,
@@ -252,6 +272,7 @@ impl Sap {
         let axis = || Axis::new(max_bodies, max_pairs);
         Self {
             axes: [axis(), axis(), axis()],
+            keys: [(); 3].map(|_| vec![[0; 2]; max_bodies]),
             count: 0,
             in_sap: vec![false; max_bodies],
             is_static: vec![false; max_bodies],
@@ -271,9 +292,15 @@ impl Sap {
     }
 
     fn keys(bodies: &Bodies, slot: usize, axis: usize) -> (u64, u64) {
-        let lo = bodies.aabb_min.get(slot)[axis];
-        let hi = bodies.aabb_max.get(slot)[axis];
-        (min_key(lo), max_key(hi))
+        let component = |c: &Vec3Column| match axis {
+            0 => c.x[slot],
+            1 => c.y[slot],
+            _ => c.z[slot],
+        };
+        (
+            min_key(component(&bodies.aabb_min)),
+            max_key(component(&bodies.aabb_max)),
+        )
     }
 
     fn add_pair(&mut self, a: u32, b: u32) {
@@ -325,6 +352,10 @@ impl Sap {
             let s = self.queue.add[k] as usize;
             self.in_sap[s] = true;
             self.is_static[s] = bodies.motion(s) == MotionType::Static;
+            for axis in 0..3 {
+                let (lo, hi) = Self::keys(bodies, s, axis);
+                self.keys[axis][s] = [lo, hi];
+            }
         }
         for (k, axis) in self.axes.iter_mut().enumerate() {
             // new endpoints, radix sorted, merged into the axis in one pass
@@ -438,30 +469,49 @@ impl Sap {
             axis[0].sort_moved(k, bodies, moved, few, is_static);
             0
         });
+        if !self.axes.iter().any(|a| a.candidates_overflowed) {
+            ctx.serial("gather candidates", || {
+                self.candidates.clear();
+                for axis in &self.axes {
+                    self.candidates.extend_from_slice(&axis.candidates);
+                }
+            });
+            // Before (last update's keys) against after (sorted positions);
+            // no hash lookups, so a check is a dozen loads.
+            let (axes, keys) = (&self.axes, &self.keys);
+            ctx.par_chunks_mut(
+                "check candidates",
+                &mut self.candidates,
+                CHECK_CHUNK,
+                |_, chunk| {
+                    for key in chunk {
+                        let (a, b) = ((*key >> 32) as usize, *key as u32 as usize);
+                        if overlap(axes, a, b) != overlapped(keys, a, b) {
+                            *key |= CHANGED;
+                        }
+                    }
+                    0
+                },
+            );
+        }
+        {
+            let [kx, ky, kz] = &mut self.keys;
+            let views = [Disjoint::new(kx), Disjoint::new(ky), Disjoint::new(kz)];
+            ctx.par_for("store keys", moved.len(), KEYS_PER_JOB, |range| {
+                for &s in &moved[range] {
+                    for (axis, view) in views.iter().enumerate() {
+                        let (lo, hi) = Self::keys(bodies, s as usize, axis);
+                        // SAFETY: moved slots are listed once each.
+                        unsafe { view.set(s as usize, [lo, hi]) };
+                    }
+                }
+            });
+        }
         self.queue.clear_moved();
         if self.axes.iter().any(|a| a.candidates_overflowed) {
             self.resync = true;
             return;
         }
-        self.candidates.clear();
-        for axis in &self.axes {
-            self.candidates.extend_from_slice(&axis.candidates);
-        }
-        let (axes, pairs) = (&self.axes, &self.pairs);
-        ctx.par_chunks_mut(
-            "check candidates",
-            &mut self.candidates,
-            CHECK_CHUNK,
-            |_, chunk| {
-                for key in chunk {
-                    let (a, b) = ((*key >> 32) as usize, *key as u32 as usize);
-                    if overlap(axes, a, b) != pairs.contains_key(*key) {
-                        *key |= CHANGED;
-                    }
-                }
-                0
-            },
-        );
         ctx.serial("apply candidates", || {
             for k in 0..self.candidates.len() {
                 let key = self.candidates[k];
