@@ -385,8 +385,8 @@ impl CountingSort<'_> {
         });
         let total = ctx.serial("prefix keys", || {
             let mut total = 0;
-            for k in 0..num_keys {
-                start[k] = total;
+            for (k, first) in start[..num_keys].iter_mut().enumerate() {
+                *first = total;
                 for c in 0..chunks {
                     let h = &mut self.histogram[c * num_keys + k];
                     let n = *h;

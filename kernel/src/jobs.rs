@@ -156,17 +156,20 @@ impl StepCtx<'_> {
                 done.fetch_add(1, Ordering::Release);
             }
         };
-        rayon::in_place_scope(|scope| {
-            for _ in 0..helpers {
-                scope.spawn(|_| claim());
-            }
-            claim();
-            let mut spins = 0;
-            while done.load(Ordering::Acquire) < jobs {
-                backoff(&mut spins);
-            }
-            // Helpers no worker picked up yet run here and find nothing.
-        });
+        // Helpers go out as the stealable halves of joins (a join's job
+        // lives on the stack: nothing is allocated). One that no worker
+        // took before the jobs ran out runs here afterwards, finds nothing
+        // and returns.
+        rayon::join(
+            || {
+                claim();
+                let mut spins = 0;
+                while done.load(Ordering::Acquire) < jobs {
+                    backoff(&mut spins);
+                }
+            },
+            || fan_out(helpers, &claim),
+        );
     }
 
     /// `f(first_index, chunk)` over `chunk`-sized pieces of `data`, in
@@ -415,6 +418,13 @@ impl Schedule {
 }
 
 #[inline]
+/// `helpers` calls of `claim`, each stealable by another worker.
+fn fan_out(helpers: usize, claim: &(dyn Fn() + Sync)) {
+    if helpers > 0 {
+        rayon::join(claim, || fan_out(helpers - 1, claim));
+    }
+}
+
 fn backoff(spins: &mut u32) {
     if *spins < SPINS_BEFORE_YIELD {
         *spins += 1;
