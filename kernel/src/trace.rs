@@ -72,7 +72,63 @@ impl WorkSpan {
 impl StepTrace {
     /// T1 and T∞ of the step (see the module docs).
     pub fn work_span(&self) -> WorkSpan {
-        let mut jobs: Vec<(u32, u32, u32, u64)> = self
+        let (work, jobs) = self
+            .events
+            .iter()
+            .fold((0u64, 0usize), |(w, n), e| match e.kind {
+                SliceKind::Job { .. } => (w + e.dur_ns, n + 1),
+                SliceKind::Phase => (w, n),
+            });
+        WorkSpan {
+            work: Duration::from_nanos(work),
+            span: Duration::from_nanos(span_of(&self.stage_maxima())),
+            jobs,
+        }
+    }
+
+    /// Work and span of a run of near-identical steps (a settled scene
+    /// traced several times in a row), robust to preemption: every stage's
+    /// longest job is taken per step, and then the median over the steps,
+    /// before chains and sections are summed as in [`work_span`](Self::work_span);
+    /// T1 is the median step's work. A job stretched by an interrupt or a
+    /// vCPU pause makes one step's stage long but not the median's, so this
+    /// estimates the span of the code rather than of the machine's noise.
+    /// `None` unless every trace has the same sections, chains and stages.
+    pub fn median_work_span(traces: &[StepTrace]) -> Option<WorkSpan> {
+        let per_step: Vec<Vec<((u32, u32, u32), u64)>> =
+            traces.iter().map(|t| t.stage_maxima()).collect();
+        let first = per_step.first()?;
+        if per_step
+            .iter()
+            .any(|s| s.len() != first.len() || s.iter().zip(first).any(|(a, b)| a.0 != b.0))
+        {
+            return None;
+        }
+        let median = |mut v: Vec<u64>| {
+            v.sort_unstable();
+            v[v.len() / 2]
+        };
+        let stages: Vec<((u32, u32, u32), u64)> = (0..first.len())
+            .map(|k| {
+                (
+                    first[k].0,
+                    median(per_step.iter().map(|s| s[k].1).collect()),
+                )
+            })
+            .collect();
+        let mut works: Vec<WorkSpan> = traces.iter().map(|t| t.work_span()).collect();
+        works.sort_by_key(|w| w.work);
+        let mid = works[works.len() / 2];
+        Some(WorkSpan {
+            work: mid.work,
+            span: Duration::from_nanos(span_of(&stages)),
+            jobs: mid.jobs,
+        })
+    }
+
+    /// The longest job of every (section, chain, stage), sorted by it.
+    fn stage_maxima(&self) -> Vec<((u32, u32, u32), u64)> {
+        let mut jobs: Vec<((u32, u32, u32), u64)> = self
             .events
             .iter()
             .filter_map(|e| match e.kind {
@@ -80,43 +136,19 @@ impl StepTrace {
                     section,
                     chain,
                     stage,
-                } => Some((section, chain, stage, e.dur_ns)),
+                } => Some(((section, chain, stage), e.dur_ns)),
                 SliceKind::Phase => None,
             })
             .collect();
         jobs.sort_unstable();
-        let work: u64 = jobs.iter().map(|j| j.3).sum();
-        let mut span = 0u64;
-        let mut i = 0;
-        while i < jobs.len() {
-            // one section
-            let section = jobs[i].0;
-            let mut longest_chain = 0u64;
-            while i < jobs.len() && jobs[i].0 == section {
-                let chain = jobs[i].1;
-                let mut chain_len = 0u64;
-                while i < jobs.len() && jobs[i].0 == section && jobs[i].1 == chain {
-                    let stage = jobs[i].2;
-                    let mut stage_max = 0u64;
-                    while i < jobs.len()
-                        && jobs[i].0 == section
-                        && jobs[i].1 == chain
-                        && jobs[i].2 == stage
-                    {
-                        stage_max = stage_max.max(jobs[i].3);
-                        i += 1;
-                    }
-                    chain_len += stage_max;
-                }
-                longest_chain = longest_chain.max(chain_len);
+        let mut out: Vec<((u32, u32, u32), u64)> = Vec::new();
+        for (key, d) in jobs {
+            match out.last_mut() {
+                Some(last) if last.0 == key => last.1 = last.1.max(d),
+                _ => out.push((key, d)),
             }
-            span += longest_chain;
         }
-        WorkSpan {
-            work: Duration::from_nanos(work),
-            span: Duration::from_nanos(span),
-            jobs: jobs.len(),
-        }
+        out
     }
 
     /// The trace as Chrome trace-event JSON (open in Perfetto or
@@ -163,6 +195,28 @@ impl StepTrace {
         s.push_str("]}\n");
         s
     }
+}
+
+/// T∞ from the longest job of every (section, chain, stage), sorted: per
+/// section the longest chain (sum of its stages), summed over sections.
+fn span_of(stages: &[((u32, u32, u32), u64)]) -> u64 {
+    let mut span = 0;
+    let mut i = 0;
+    while i < stages.len() {
+        let section = stages[i].0 .0;
+        let mut longest = 0;
+        while i < stages.len() && stages[i].0 .0 == section {
+            let chain = stages[i].0 .1;
+            let mut length = 0;
+            while i < stages.len() && stages[i].0 .0 == section && stages[i].0 .1 == chain {
+                length += stages[i].1;
+                i += 1;
+            }
+            longest = longest.max(length);
+        }
+        span += longest;
+    }
+    span
 }
 
 /// Armed recorder: one event buffer per worker (plus one for outside
@@ -267,5 +321,37 @@ mod tests {
         assert_eq!(ws.work, Duration::from_nanos(10 + 15 + 21));
         assert_eq!(ws.span, Duration::from_nanos(10 + 7 + 9));
         assert_eq!(ws.jobs, 8);
+    }
+
+    #[test]
+    fn median_span_drops_a_preempted_job_but_keeps_steady_costs() {
+        let step = |stretched: Option<usize>| {
+            let mut durs = [10, 5, 7, 4, 6];
+            if let Some(k) = stretched {
+                durs[k] += 1000;
+            }
+            StepTrace {
+                threads: 2,
+                events: vec![
+                    job(0, 0, 0, durs[0]),
+                    job(1, 0, 0, durs[1]),
+                    job(1, 0, 0, durs[2]),
+                    job(2, 0, 0, durs[3]),
+                    job(2, 0, 1, durs[4]),
+                ],
+            }
+        };
+        // each step has one job stretched by 1000 ns, a different one each
+        let traces: Vec<StepTrace> = (0..5).map(|k| step(Some(k))).collect();
+        for t in &traces {
+            assert!(t.work_span().span >= Duration::from_nanos(1000));
+        }
+        let m = StepTrace::median_work_span(&traces).expect("same structure");
+        assert_eq!(m.span, Duration::from_nanos(10 + 7 + 4 + 6));
+        assert_eq!(m.work, Duration::from_nanos(32 + 1000));
+        // a different structure has no median
+        let mut other = traces.clone();
+        other[2].events.pop();
+        assert_eq!(StepTrace::median_work_span(&other), None);
     }
 }

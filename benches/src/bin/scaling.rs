@@ -15,7 +15,7 @@
 
 use archipelago::{
     build_pinned_pool, detect_cores, scenes, BroadPhaseKind, MbpSettings, PhaseTimes,
-    PhysicsSettings, StepStats, Vec3, WorkSpan,
+    PhysicsSettings, StepStats, StepTrace, Vec3, WorkSpan,
 };
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -128,6 +128,9 @@ struct Row {
     stats: StepStats,
     phases: PhaseTimes,
     work_span: WorkSpan,
+    /// Per-stage median over the traced steps (robust to preemption), when
+    /// the steps had the same structure.
+    median_work_span: Option<WorkSpan>,
     oversubscribed: bool,
     pinning: archipelago::Pinning,
 }
@@ -191,6 +194,7 @@ fn main() {
         phases: PhaseTimes,
         last: Option<StepStats>,
         work_span: Option<WorkSpan>,
+        median_work_span: Option<WorkSpan>,
     }
     // Warm-up: start every pool's workers, fault in the buffers and let the
     // CPU clocks settle before anything is timed.
@@ -209,6 +213,7 @@ fn main() {
             phases: PhaseTimes::default(),
             last: None,
             work_span: None,
+            median_work_span: None,
         })
         .collect();
     for run in 0..args.runs {
@@ -257,6 +262,8 @@ fn main() {
                     let trace = world.take_trace().expect("armed");
                     traced.push((trace.work_span(), trace));
                 }
+                let steps: Vec<StepTrace> = traced.iter().map(|(_, t)| t.clone()).collect();
+                a.median_work_span = StepTrace::median_work_span(&steps);
                 traced.sort_by(|a, b| a.0.parallelism().total_cmp(&b.0.parallelism()));
                 let (ws, trace) = &traced[traced.len() / 2];
                 a.work_span = Some(*ws);
@@ -283,6 +290,7 @@ fn main() {
                 stats: a.last.expect("ran"),
                 phases: a.phases,
                 work_span: a.work_span.expect("traced"),
+                median_work_span: a.median_work_span,
                 oversubscribed: t > cores.physical(),
                 pinning: p.pinning,
             }
@@ -356,6 +364,15 @@ fn main() {
             r.work_span.parallelism(),
             r.work_span.jobs
         );
+        match r.median_work_span {
+            Some(m) => println!(
+                "  per-stage median over the {TRACED_STEPS} steps (a preempted job counts in one step, not in the median): T1 {:.3} ms, Tinf {:.3} ms, T1/Tinf {:.1}",
+                m.work.as_secs_f64() * 1e3,
+                m.span.as_secs_f64() * 1e3,
+                m.parallelism()
+            ),
+            None => println!("  per-stage median: the traced steps differ in structure"),
+        }
     }
 
     if let Some(path) = &args.csv {
@@ -363,7 +380,7 @@ fn main() {
         let phase_names: Vec<&str> = rows[0].phases.named().iter().map(|(n, _)| *n).collect();
         writeln!(
             f,
-            "scene,threads,ms_per_step,min_ms,max_ms,speedup,efficiency,hash,matches_1_thread,active_bodies,islands,manifolds,t1_ms,tinf_ms,parallelism,oversubscribed,{}",
+            "scene,threads,ms_per_step,min_ms,max_ms,speedup,efficiency,hash,matches_1_thread,active_bodies,islands,manifolds,t1_ms,tinf_ms,parallelism,tinf_median_ms,parallelism_median,oversubscribed,{}",
             phase_names
                 .iter()
                 .map(|n| format!("{n}_pct"))
@@ -379,7 +396,7 @@ fn main() {
                 .collect();
             writeln!(
                 f,
-                "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:016x},{},{},{},{},{:.4},{:.4},{:.2},{},{}",
+                "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:016x},{},{},{},{},{:.4},{:.4},{:.2},{},{},{},{}",
                 scene.name,
                 r.threads,
                 r.median_ms,
@@ -395,6 +412,10 @@ fn main() {
                 r.work_span.work.as_secs_f64() * 1e3,
                 r.work_span.span.as_secs_f64() * 1e3,
                 r.work_span.parallelism(),
+                r.median_work_span
+                    .map_or(String::new(), |m| format!("{:.4}", m.span.as_secs_f64() * 1e3)),
+                r.median_work_span
+                    .map_or(String::new(), |m| format!("{:.2}", m.parallelism())),
                 r.oversubscribed,
                 pct.join(",")
             )
