@@ -1,12 +1,16 @@
 //! How the step's work is handed to the pool's workers.
 //!
-//! - [`StepCtx::par_chunks_mut`] / [`StepCtx::par_for`]: batched data-parallel
-//!   loops (narrow phase over pairs, constraint setup, ...). Each chunk writes
-//!   only its own slots, so results never depend on which worker ran what.
+//! - [`StepCtx::par_chunks_mut`] / [`StepCtx::par_for`] / [`StepCtx::par_any`]:
+//!   batched data-parallel loops (narrow phase over pairs, constraint setup,
+//!   ...). Each chunk writes only its own slots, so results never depend on
+//!   which worker ran what. All of them go through [`StepCtx::run_jobs`]:
+//!   chunks are claimed from one counter by the calling worker and helpers,
+//!   and the loop ends on a done counter.
 //! - [`Schedule`]: the solver's job queue. Large islands come first, as
 //!   chains of stages (one stage per split per iteration, a barrier between
 //!   consecutive stages of a chain); each worker claims batches from its
-//!   home range of a stage, then steals from the others'. Small islands are packed into jobs of at least
+//!   home range of a stage, then steals from the others'. Small islands are
+//!   packed into jobs of at least
 //!   [`PACK_ITEMS`] constraints and taken from a second counter, first by
 //!   workers that would otherwise wait at a barrier (Jolt's longest job
 //!   first, with the waiting time filled).

@@ -95,8 +95,7 @@ impl StepTrace {
     /// estimates the span of the code rather than of the machine's noise.
     /// `None` unless every trace has the same sections, chains and stages.
     pub fn median_work_span(traces: &[StepTrace]) -> Option<WorkSpan> {
-        let per_step: Vec<Vec<((u32, u32, u32), u64)>> =
-            traces.iter().map(|t| t.stage_maxima()).collect();
+        let per_step: Vec<Vec<StageMax>> = traces.iter().map(|t| t.stage_maxima()).collect();
         let first = per_step.first()?;
         if per_step
             .iter()
@@ -108,7 +107,7 @@ impl StepTrace {
             v.sort_unstable();
             v[v.len() / 2]
         };
-        let stages: Vec<((u32, u32, u32), u64)> = (0..first.len())
+        let stages: Vec<StageMax> = (0..first.len())
             .map(|k| {
                 (
                     first[k].0,
@@ -127,8 +126,8 @@ impl StepTrace {
     }
 
     /// The longest job of every (section, chain, stage), sorted by it.
-    fn stage_maxima(&self) -> Vec<((u32, u32, u32), u64)> {
-        let mut jobs: Vec<((u32, u32, u32), u64)> = self
+    fn stage_maxima(&self) -> Vec<StageMax> {
+        let mut jobs: Vec<StageMax> = self
             .events
             .iter()
             .filter_map(|e| match e.kind {
@@ -141,7 +140,7 @@ impl StepTrace {
             })
             .collect();
         jobs.sort_unstable();
-        let mut out: Vec<((u32, u32, u32), u64)> = Vec::new();
+        let mut out: Vec<StageMax> = Vec::new();
         for (key, d) in jobs {
             match out.last_mut() {
                 Some(last) if last.0 == key => last.1 = last.1.max(d),
@@ -197,9 +196,12 @@ impl StepTrace {
     }
 }
 
+/// A (section, chain, stage) and the duration of its longest job, in ns.
+type StageMax = ((u32, u32, u32), u64);
+
 /// T∞ from the longest job of every (section, chain, stage), sorted: per
 /// section the longest chain (sum of its stages), summed over sections.
-fn span_of(stages: &[((u32, u32, u32), u64)]) -> u64 {
+fn span_of(stages: &[StageMax]) -> u64 {
     let mut span = 0;
     let mut i = 0;
     while i < stages.len() {

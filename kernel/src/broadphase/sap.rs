@@ -21,12 +21,13 @@
 //!   endpoints swapped (an overlap on that axis began or ended) as a
 //!   candidate. Insertion sort swaps every inverted pair exactly once, so
 //!   every pair whose overlap changed is among the candidates.
-//! - candidates are then checked in parallel chunks against the final axes
-//!   (overlap on all three now?) and the pair set (in it before?); only the
-//!   pairs whose answer differs touch the pair set, serially and in candidate
-//!   order. The pair set after an update is therefore exactly the set of
-//!   overlapping boxes, whatever order the axes finished in, and `created` /
-//!   `deleted` count net changes.
+//! - candidates are then checked in parallel chunks: overlap on all three
+//!   axes now (sorted positions) against overlap at the last update (the
+//!   boxes' keys then, kept per axis and slot). Only the pairs whose answer
+//!   differs touch the pair set, serially and in candidate order. The pair
+//!   set after an update is therefore exactly the set of overlapping boxes,
+//!   whatever order the axes finished in, and `created` / `deleted` count
+//!   net changes.
 //!
 //! Persistent overlaps live in a [`PairManager`]; [`Sap::report`] filters
 //! them by the bodies' current states and layers.
