@@ -141,7 +141,8 @@ pub struct StepStats {
     /// persistent pair sets, twice that size, which then rebuild).
     pub body_pairs_dropped: u32,
     pub manifolds_dropped: u32,
-    /// Overlaps the incremental broad phase (SAP) started and ended.
+    /// Overlaps the incremental broad phase (SAP) started and ended (net,
+    /// per update).
     pub pairs_created: u32,
     pub pairs_deleted: u32,
     /// Bodies outside every MBP region (see

@@ -105,7 +105,9 @@ pub(crate) fn reported(bodies: &Bodies, filter: &LayerFilter, i: usize, j: usize
 pub(crate) struct PairSearch {
     /// Pairs that did not fit in `max_body_pairs` and were dropped.
     pub dropped: u32,
-    /// Persistent overlaps created and deleted by this update (SAP).
+    /// Persistent overlaps created and deleted by this update (SAP; net:
+    /// a pair that ended and began again within one update counts in
+    /// neither).
     pub created: u32,
     pub deleted: u32,
     /// Bodies outside every MBP region (not tested against anything).

@@ -264,6 +264,9 @@ pub(crate) struct Sap {
     by_min_x: Vec<u32>,
     new_by_min_x: Vec<u32>,
     overflowed: u32,
+    /// Times the pairs were rebuilt from scratch (tests check the path).
+    #[cfg(test)]
+    pub rebuilds: u32,
 }
 
 impl Sap {
@@ -289,6 +292,8 @@ impl Sap {
             by_min_x: Vec::with_capacity(max_bodies),
             new_by_min_x: Vec::with_capacity(max_bodies),
             overflowed: 0,
+            #[cfg(test)]
+            rebuilds: 0,
         }
     }
 
@@ -448,6 +453,10 @@ impl Sap {
     /// Rebuilds every pair from the sorted axes (after an overflow): every
     /// box counts as new.
     fn rebuild_pairs(&mut self) {
+        #[cfg(test)]
+        {
+            self.rebuilds += 1;
+        }
         self.pairs.clear();
         self.resync = false;
         let mut all = core::mem::take(&mut self.removing);
