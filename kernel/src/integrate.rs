@@ -1,10 +1,12 @@
 //! Integration (semi-implicit Euler): forces change velocities at the start of
 //! a step, solved velocities move bodies at the end of it.
 //!
-//! The uniform parts (gravity, `p += v dt`) are SIMD sweeps over whole
-//! columns, where a per-slot scale column zeroes out slots that must not move
-//! (static, removed, padding); the per-body parts (user forces, damping,
-//! clamping, rotation) loop over the active list.
+//! The uniform parts (gravity, `p += v dt`) are SIMD sweeps over the columns
+//! up to the slot high-water mark, in parallel pieces, where a per-slot scale
+//! column zeroes out slots that must not move (static, removed, padding); the
+//! per-body parts (user forces, damping, clamping, rotation) loop over the
+//! active list, computing in one parallel pass and writing the body columns
+//! in a second.
 
 use crate::body::{Bodies, MotionType};
 use crate::disjoint::{Disjoint, Vec3Disjoint};
