@@ -2,8 +2,9 @@
 //!
 //! Manifolds come out of the narrow phase sorted by body pair, and the cache
 //! keeps them in that order, so each manifold finds last step's by binary
-//! search (in parallel) and storing is one merge walk: no hash table, no
-//! allocation, and an order that depends on body indices alone. If the pair's normal turned
+//! search (in parallel) and storing writes a sorted union in parallel: no
+//! hash table, no allocation, and an order that depends on body indices
+//! alone. If the pair's normal turned
 //! less than `contact_normal_preserve_cos`, the manifold keeps its friction
 //! impulse, and each new point takes the normal impulse of the old point
 //! nearest to it in body A's frame within `contact_point_preserve_distance`
@@ -11,14 +12,15 @@
 
 use crate::body::Bodies;
 use crate::collide::MAX_POINTS;
+use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
-
-/// Manifolds matched per warm-start job.
-const MANIFOLDS_PER_JOB: usize = 128;
-/// Entries checked per job of the store's "anything to keep?" scans.
-const CHECKS_PER_JOB: usize = 2048;
 use crate::narrowphase::Manifold;
+
+/// Manifolds matched (or stored) per job.
+const MANIFOLDS_PER_JOB: usize = 128;
+/// Entries checked per job of the store's scans.
+const CHECKS_PER_JOB: usize = 2048;
 
 #[derive(Debug, Clone, Copy)]
 struct CachedManifold {
@@ -55,6 +57,10 @@ impl CachedManifold {
 pub(crate) struct ContactCache {
     previous: Vec<CachedManifold>,
     next: Vec<CachedManifold>,
+    /// Entries of `previous` kept by the last store (sleeping pairs).
+    kept: Vec<CachedManifold>,
+    /// Output offset of each chunk when gathering `kept`.
+    chunk_start: Vec<u32>,
 }
 
 impl ContactCache {
@@ -62,6 +68,8 @@ impl ContactCache {
         Self {
             previous: Vec::with_capacity(max_contact_constraints),
             next: Vec::with_capacity(max_contact_constraints),
+            kept: Vec::with_capacity(max_contact_constraints),
+            chunk_start: Vec::with_capacity(max_contact_constraints / CHECKS_PER_JOB + 2),
         }
     }
 
@@ -112,42 +120,105 @@ impl ContactCache {
     /// Replaces the cache with this step's solved manifolds, keeping last
     /// step's entries whose pair is now asleep (a sleeping pair is not
     /// re-detected, and its impulses must survive until it wakes). Both
-    /// lists are pair-sorted, so this is one merge walk.
+    /// lists are pair-sorted and share no pair, so the new cache is their
+    /// sorted union.
     ///
-    /// When no entry is kept and no manifold is a sensor's (the common case
-    /// while things move), the new cache is this step's list itself, copied
-    /// in parallel; otherwise the merge walk runs on one worker.
+    /// In parallel: the kept entries are gathered (count per chunk, prefix
+    /// sum, copy), then every manifold and every kept entry is written at
+    /// its place in the union, found by binary search in the other list.
+    /// With a sensor's manifold (not cached) or more than fits, the serial
+    /// merge walk decides instead.
     pub fn store(&mut self, ctx: &StepCtx, manifolds: &[Manifold], bodies: &Bodies) {
         let cap = self.next.capacity();
+        let current = |key: u64| {
+            manifolds
+                .binary_search_by_key(&key, |m| m.pair.key())
+                .is_ok()
+        };
+        // A pair whose bodies fell asleep this step is still among this
+        // step's manifolds: that copy is the one to keep.
         let keep = |c: &CachedManifold| {
             let (a, b) = ((c.key >> 32) as usize, c.key as u32 as usize);
             (bodies.is_sleeping(a) || bodies.is_sleeping(b))
                 && !bodies.is_active(a)
                 && !bodies.is_active(b)
+                && !current(c.key)
         };
-        let previous = &self.previous;
-        // Only pairs with a sleeping body are kept: none while nothing sleeps.
-        let anything_asleep = bodies.sleeping_islands > 0;
-        let simple = manifolds.len() <= cap
-            && !(anything_asleep && ctx.par_any("check cache", previous, CHECKS_PER_JOB, keep))
-            && !ctx.par_any("find sensors", manifolds, CHECKS_PER_JOB, |m| m.sensor);
-        if simple {
-            self.next.resize(manifolds.len(), CachedManifold::EMPTY);
-            ctx.par_chunks_mut(
-                "store cache",
-                &mut self.next,
-                MANIFOLDS_PER_JOB,
-                |first, chunk| {
-                    for (c, m) in chunk.iter_mut().zip(&manifolds[first..]) {
-                        *c = CachedManifold::of(m);
-                    }
-                    0
-                },
-            );
-            core::mem::swap(&mut self.previous, &mut self.next);
+        if manifolds.len() > cap
+            || ctx.par_any("find sensors", manifolds, CHECKS_PER_JOB, |m| m.sensor)
+        {
+            ctx.serial("merge cache", || self.merge(manifolds, keep));
             return;
         }
-        ctx.serial("store cache", || self.merge(manifolds, keep));
+        // Only pairs with a sleeping body are kept: none while nothing sleeps.
+        if bodies.sleeping_islands > 0 {
+            self.gather_kept(ctx, keep);
+        } else {
+            self.kept.clear();
+        }
+        if manifolds.len() + self.kept.len() > cap {
+            ctx.serial("merge cache", || self.merge(manifolds, keep));
+            return;
+        }
+        self.next
+            .resize(manifolds.len() + self.kept.len(), CachedManifold::EMPTY);
+        let out = Disjoint::new(&mut self.next);
+        let kept = &self.kept;
+        ctx.par_for("store cache", manifolds.len(), MANIFOLDS_PER_JOB, |range| {
+            let mut k = kept.partition_point(|c| c.key < manifolds[range.start].pair.key());
+            for i in range {
+                let key = manifolds[i].pair.key();
+                while k < kept.len() && kept[k].key < key {
+                    k += 1;
+                }
+                // SAFETY: the union's positions are distinct: manifold `i`
+                // goes after `i` manifolds and the `k` kept entries below it.
+                unsafe { out.set(i + k, CachedManifold::of(&manifolds[i])) };
+            }
+        });
+        ctx.par_for("store kept", kept.len(), MANIFOLDS_PER_JOB, |range| {
+            let mut i = manifolds.partition_point(|m| m.pair.key() < kept[range.start].key);
+            for k in range {
+                while i < manifolds.len() && manifolds[i].pair.key() < kept[k].key {
+                    i += 1;
+                }
+                // SAFETY: as above, from the kept entry's side.
+                unsafe { out.set(i + k, kept[k]) };
+            }
+        });
+        core::mem::swap(&mut self.previous, &mut self.next);
+    }
+
+    /// `kept` = the entries of `previous` that pass `keep`, in order.
+    fn gather_kept(&mut self, ctx: &StepCtx, keep: impl Fn(&CachedManifold) -> bool + Sync) {
+        let previous = &self.previous;
+        let chunks = previous.len().div_ceil(CHECKS_PER_JOB);
+        let range = |c: usize| c * CHECKS_PER_JOB..((c + 1) * CHECKS_PER_JOB).min(previous.len());
+        self.chunk_start.clear();
+        self.chunk_start.resize(chunks + 1, 0);
+        ctx.par_chunks_mut("check cache", &mut self.chunk_start[1..], 1, |c, n| {
+            n[0] = previous[range(c)].iter().filter(|e| keep(e)).count() as u32;
+            0
+        });
+        for c in 0..chunks {
+            self.chunk_start[c + 1] += self.chunk_start[c];
+        }
+        self.kept
+            .resize(self.chunk_start[chunks] as usize, CachedManifold::EMPTY);
+        let out = Disjoint::new(&mut self.kept);
+        let starts = &self.chunk_start;
+        ctx.par_for("gather kept", chunks, 1, |cs| {
+            for c in cs {
+                // SAFETY: the prefix sums give every chunk its own range.
+                let dst = unsafe { out.slice_mut(starts[c] as usize, starts[c + 1] as usize) };
+                for (d, e) in dst
+                    .iter_mut()
+                    .zip(previous[range(c)].iter().filter(|e| keep(e)))
+                {
+                    *d = *e;
+                }
+            }
+        });
     }
 
     fn merge(&mut self, manifolds: &[Manifold], keep: impl Fn(&CachedManifold) -> bool) {
