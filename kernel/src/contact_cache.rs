@@ -253,3 +253,108 @@ impl ContactCache {
             .retain(|c| (c.key >> 32) as u32 != body && c.key as u32 != body);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::{BodyCreationSettings, MotionType};
+    use crate::broadphase::BodyPair;
+    use crate::settings::{Capacities, PhysicsSettings};
+    use crate::shape::Shape;
+    use crate::system::PhysicsSystem;
+    use crate::test_rng::TestRng;
+
+    /// The parallel sorted union equals the serial merge walk, entry for
+    /// entry, with sleeping pairs kept, pairs that fell asleep this step
+    /// (in both lists) stored once, and awake pairs replaced.
+    #[test]
+    fn parallel_store_equals_the_merge_walk() {
+        let mut w = PhysicsSystem::new(Capacities::default(), PhysicsSettings::default()).unwrap();
+        let ids: Vec<_> = (0..60)
+            .map(|k| {
+                let p = Vec3::new(3.0 * k as f32, 0.0, 0.0);
+                w.create_and_add_body(&BodyCreationSettings::new(
+                    Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                    p,
+                    MotionType::Dynamic,
+                ))
+                .unwrap()
+            })
+            .collect();
+        for &id in &ids[..25] {
+            w.deactivate_body(id).unwrap();
+        }
+        let slots: Vec<u32> = ids.iter().map(|id| id.index()).collect();
+        let bodies = &w.bodies;
+        let mut rng = TestRng(11);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let ctx = StepCtx {
+            threads: 3,
+            ..StepCtx::untraced()
+        };
+        for round in 0..200 {
+            let mut all = Vec::new();
+            for i in 0..slots.len() {
+                for j in i + 1..slots.len() {
+                    if rng.below(20) == 0 {
+                        all.push(BodyPair {
+                            a: slots[i].min(slots[j]),
+                            b: slots[i].max(slots[j]),
+                        });
+                    }
+                }
+            }
+            all.sort();
+            let awake =
+                |p: &BodyPair| bodies.is_active(p.a as usize) || bodies.is_active(p.b as usize);
+            // this step's manifolds: pairs with an awake body, plus some
+            // with both asleep (they fell asleep this step)
+            let mut manifolds = Vec::new();
+            let mut previous = Vec::new();
+            for &pair in &all {
+                if (awake(&pair) || rng.below(4) == 0) && rng.below(3) != 0 {
+                    manifolds.push(Manifold {
+                        pair,
+                        normal_impulse: [rng.below(1000) as f32; MAX_POINTS],
+                        ..Manifold::EMPTY
+                    });
+                }
+                if rng.below(2) == 0 {
+                    previous.push(CachedManifold {
+                        key: pair.key(),
+                        count: 1 + rng.below(4) as u32,
+                        ..CachedManifold::EMPTY
+                    });
+                }
+            }
+            let mut parallel = ContactCache::new(4096);
+            parallel.previous.extend_from_slice(&previous);
+            pool.install(|| parallel.store(&ctx, &manifolds, bodies));
+            let mut serial = ContactCache::new(4096);
+            serial.previous.extend_from_slice(&previous);
+            let current = |key: u64| {
+                manifolds
+                    .binary_search_by_key(&key, |m| m.pair.key())
+                    .is_ok()
+            };
+            serial.merge(&manifolds, |c: &CachedManifold| {
+                let (a, b) = ((c.key >> 32) as usize, c.key as u32 as usize);
+                (bodies.is_sleeping(a) || bodies.is_sleeping(b))
+                    && !bodies.is_active(a)
+                    && !bodies.is_active(b)
+                    && !current(c.key)
+            });
+            let view = |c: &ContactCache| -> Vec<(u64, u32, f32)> {
+                c.previous
+                    .iter()
+                    .map(|e| (e.key, e.count, e.normal_impulse[0]))
+                    .collect()
+            };
+            assert_eq!(view(&parallel), view(&serial), "round {round}");
+            assert!(parallel.previous.windows(2).all(|p| p[0].key < p[1].key));
+        }
+    }
+}
