@@ -42,7 +42,7 @@ echo "== machine"
     echo "# Machine these reports were made on"
     echo
     echo "- date: $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with local changes)')"
+    echo "- commit: $(git rev-parse --short HEAD)$(git diff --quiet -- . ':!perf-reports' || echo ' (with local changes)')"
     echo "- CPU: $(lscpu | sed -n 's/^Model name: *//p')"
     echo "- logical CPUs: $(nproc); threads per core: $(lscpu | sed -n 's/^Thread(s) per core: *//p'); cores per socket: $(lscpu | sed -n 's/^Core(s) per socket: *//p')"
     simd=$(grep -o -w -E 'avx512f|avx2|sse4_2' /proc/cpuinfo | sort -u | tr '\n' ' ')
