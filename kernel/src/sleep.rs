@@ -47,9 +47,13 @@ pub(crate) fn sleep_test_points(bodies: &Bodies, i: usize) -> [Vec3; 3] {
 /// Restarts the sleep test of body `i`: spheres of radius 0 at the current
 /// points, timer 0.
 pub(crate) fn reset_sleep_test(bodies: &mut Bodies, i: usize) {
-    let pts = sleep_test_points(bodies, i);
-    bodies.sleep_spheres[i] = pts.map(|p| [p.x, p.y, p.z, 0.0]);
+    bodies.sleep_spheres[i] = restarted(sleep_test_points(bodies, i));
     bodies.sleep_timer[i] = 0.0;
+}
+
+/// Spheres of radius 0 at the given points.
+fn restarted(pts: [Vec3; 3]) -> [[f32; 4]; 3] {
+    pts.map(|p| [p.x, p.y, p.z, 0.0])
 }
 
 /// A body's sleep test after one more step: grown spheres and advanced
@@ -77,7 +81,7 @@ pub(crate) fn next_sleep_state(
         encapsulate(s, p);
         if s[3] > max_movement {
             return SleepState {
-                spheres: pts.map(|p| [p.x, p.y, p.z, 0.0]),
+                spheres: restarted(pts),
                 timer: 0.0,
                 can_sleep: false,
             };

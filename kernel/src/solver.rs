@@ -393,8 +393,6 @@ impl ContactSolver {
                 self.splitter
                     .split_island(&all[start..end], &self.item_bodies[start..end]);
             }
-        });
-        ctx.serial("split order", || {
             self.order.clear();
             self.order.extend_from_slice(&self.splitter.items);
             self.order
@@ -406,8 +404,6 @@ impl ContactSolver {
                 }
             }
             stats.large_islands = self.splitter.islands.len() as u32;
-        });
-        ctx.serial("split schedules", || {
             let first_small = large;
             let ranges = &self.island_ranges;
             let size = |i: usize| ranges[i].1 - ranges[i].0;
