@@ -24,7 +24,6 @@ use crate::error::{PhysicsError, Result};
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
 use archipelago_simd::{overlap_mask, AabbLanes, AabbRef, LANES};
-use rayon::prelude::*;
 
 /// At most 256 regions (PhysX's limit), e.g. a 16 × 16 grid.
 pub const MAX_REGIONS: usize = 256;
@@ -463,9 +462,8 @@ impl Mbp {
 }
 
 impl Mbp {
-    /// Files the queued changes, then finds every region's pairs (regions
-    /// in parallel) and merges them in region order.
-    fn update_serial(&mut self, bodies: &Bodies) -> PairSearch {
+    /// Files the queued changes (serial).
+    fn apply_queue(&mut self, bodies: &Bodies) {
         for k in 0..self.queue.remove.len() {
             let s = self.queue.remove[k] as usize;
             self.unplace(s);
@@ -477,7 +475,7 @@ impl Mbp {
             }
             self.proxy_pos[s] = NOT_PROXY;
         }
-        self.queue.remove.clear();
+        self.queue.clear_removed();
         for k in 0..self.queue.moved.len() {
             let s = self.queue.moved[k] as usize;
             self.place(bodies, s);
@@ -490,13 +488,12 @@ impl Mbp {
             self.proxies.push(s as u32);
             self.place(bodies, s);
         }
-        self.queue.add.clear();
+        self.queue.clear_added();
+    }
 
-        // Regions in parallel, merged in region order through one set.
-        self.regions
-            .par_iter_mut()
-            .filter(|r| r.live)
-            .for_each(|r| r.find_pairs(bodies));
+    /// Merges the regions' pairs in region order through one set, then
+    /// adds the out-of-bounds bodies' pairs (serial).
+    fn merge_pairs(&mut self, bodies: &Bodies) -> PairSearch {
         self.pairs.clear();
         self.overflowed = 0;
         for r in &self.regions {
@@ -529,7 +526,7 @@ impl Mbp {
 
 impl BroadPhase for Mbp {
     fn add(&mut self, slot: u32) {
-        self.queue.add.push(slot);
+        self.queue.queue_add(slot);
     }
 
     fn remove(&mut self, slot: u32) {
@@ -546,8 +543,17 @@ impl BroadPhase for Mbp {
         !self.queue.is_empty()
     }
 
+    /// Files the queued changes, then finds every region's pairs (regions
+    /// in parallel) and merges them in region order.
     fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
-        ctx.serial("broad phase update", || self.update_serial(bodies))
+        ctx.serial("mbp changes", || self.apply_queue(bodies));
+        ctx.par_chunks_mut("mbp regions", &mut self.regions, 1, |_, r| {
+            if r[0].live {
+                r[0].find_pairs(bodies);
+            }
+            0
+        });
+        ctx.serial("mbp merge", || self.merge_pairs(bodies))
     }
 
     fn report(

@@ -139,14 +139,28 @@ pub(crate) fn max_key(f: f32) -> u64 {
 }
 
 /// Additions, removals and moves queued between updates, shared by the
-/// incremental broad phases. A slot removed and re-used by a new body before
-/// the next update appears in both `remove` and `add`, removals applied first.
+/// incremental broad phases, which apply them in that order: removals,
+/// then moves, then additions.
+///
+/// A slot goes through any sequence of calls between two updates (remove,
+/// add again, move; destroy, reuse by a new body, move; ...), so the queue
+/// keeps per slot what the structure must do with it: a slot removed and
+/// added again is in both `remove` and `add`; a move is queued only for a
+/// slot that will still be in the structure when moves are applied (not
+/// one whose removal is queued: its endpoints are gone by then, and a
+/// re-added slot is inserted at its current box anyway).
 pub(crate) struct ChangeQueue {
     pub add: Vec<u32>,
     pub remove: Vec<u32>,
     pub moved: Vec<u32>,
     moved_flag: Vec<bool>,
+    /// Per slot: its place in `add`, or `NOT_QUEUED`.
+    add_pos: Vec<u32>,
+    /// Per slot: queued in `remove`.
+    removing: Vec<bool>,
 }
+
+const NOT_QUEUED: u32 = u32::MAX;
 
 impl ChangeQueue {
     pub fn new(max_bodies: usize) -> Self {
@@ -155,27 +169,45 @@ impl ChangeQueue {
             remove: Vec::with_capacity(max_bodies),
             moved: Vec::with_capacity(max_bodies),
             moved_flag: vec![false; max_bodies],
+            add_pos: vec![NOT_QUEUED; max_bodies],
+            removing: vec![false; max_bodies],
         }
+    }
+
+    /// Queues an addition (the slot is not in the structure, or its removal
+    /// is queued).
+    pub fn queue_add(&mut self, slot: u32) {
+        self.add_pos[slot as usize] = self.add.len() as u32;
+        self.add.push(slot);
     }
 
     /// Queues a removal; `present` says whether the structure holds the
-    /// slot already (else it may only be queued for addition).
+    /// slot now (else it can only be queued for addition).
     pub fn queue_remove(&mut self, slot: u32, present: bool) {
-        if let Some(k) = self.add.iter().position(|&s| s == slot) {
-            self.add.swap_remove(k);
-        } else if present {
+        let s = slot as usize;
+        let k = self.add_pos[s];
+        if k != NOT_QUEUED {
+            // Added since the last update: just forget the addition.
+            self.add.swap_remove(k as usize);
+            if let Some(&moved) = self.add.get(k as usize) {
+                self.add_pos[moved as usize] = k;
+            }
+            self.add_pos[s] = NOT_QUEUED;
+        } else if present && !self.removing[s] {
+            self.removing[s] = true;
             self.remove.push(slot);
         }
-        if self.moved_flag[slot as usize] {
-            self.moved_flag[slot as usize] = false;
-            self.moved.retain(|&s| s != slot);
+        if self.moved_flag[s] {
+            self.moved_flag[s] = false;
+            self.moved.retain(|&m| m != slot);
         }
     }
 
-    /// Queues a move once per update, for slots the structure holds.
+    /// Queues a move once per update, for a slot the structure holds and
+    /// will still hold when moves are applied.
     pub fn queue_moved(&mut self, slot: u32, present: bool) {
         let s = slot as usize;
-        if present && !self.moved_flag[s] {
+        if present && !self.removing[s] && !self.moved_flag[s] {
             self.moved_flag[s] = true;
             self.moved.push(slot);
         }
@@ -186,12 +218,28 @@ impl ChangeQueue {
         self.add.is_empty() && self.remove.is_empty() && self.moved.is_empty()
     }
 
+    /// Forgets the applied removals.
+    pub fn clear_removed(&mut self) {
+        for &s in &self.remove {
+            self.removing[s as usize] = false;
+        }
+        self.remove.clear();
+    }
+
     /// Forgets the applied moves.
     pub fn clear_moved(&mut self) {
         for &s in &self.moved {
             self.moved_flag[s as usize] = false;
         }
         self.moved.clear();
+    }
+
+    /// Forgets the applied additions.
+    pub fn clear_added(&mut self) {
+        for &s in &self.add {
+            self.add_pos[s as usize] = NOT_QUEUED;
+        }
+        self.add.clear();
     }
 }
 

@@ -347,7 +347,7 @@ impl Sap {
             }
             self.count -= 1;
         }
-        self.queue.remove.clear();
+        self.queue.clear_removed();
     }
 
     fn apply_insertions(&mut self, bodies: &Bodies) {
@@ -400,7 +400,7 @@ impl Sap {
             is_new[s as usize] = false;
         }
         self.removing = is_new;
-        self.queue.add.clear();
+        self.queue.clear_added();
     }
 
     /// Box pruning on x for every pair with at least one box flagged new:
@@ -543,7 +543,7 @@ impl Sap {
 
 impl BroadPhase for Sap {
     fn add(&mut self, slot: u32) {
-        self.queue.add.push(slot);
+        self.queue.queue_add(slot);
     }
 
     fn remove(&mut self, slot: u32) {
