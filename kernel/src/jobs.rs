@@ -20,6 +20,11 @@
 //! nothing later: the loop cannot deadlock however many workers the pool
 //! has, however many of its tasks one thread ends up running, or however
 //! the OS schedules them.
+//!
+//! A job that panics never leaves the others waiting for it: while it
+//! unwinds it raises the step's abort flag ([`StepCtx::abort`]), every wait
+//! loop (the end of a parallel loop, a stage barrier) gives up when it sees
+//! the flag, and rayon's `join` carries the panic out to `update`'s caller.
 
 use crate::disjoint::Disjoint;
 use crate::splitter::{LargeIslandSplitter, BATCH_SIZE, NON_PARALLEL_SPLIT, NUM_SPLITS};
@@ -40,29 +45,73 @@ const PACK_CHAIN_BASE: u32 = 1 << 20;
 const SPINS_BEFORE_YIELD: u32 = 64;
 
 /// What the step's phases share: the pool's size, the trace recorder when
-/// armed, and the pin states seen.
+/// armed, the pin states seen, the abort flag and an injected fault.
 pub(crate) struct StepCtx<'a> {
     pub threads: usize,
     pub tracer: Option<&'a Tracer>,
     pub pin_bits: &'a AtomicU32,
+    /// Raised by a job that panics, so that no worker waits for it forever.
+    pub abort: AtomicBool,
+    /// A panic to inject into one job (tests of the abort path).
+    pub fault: Option<&'a InjectedPanic>,
 }
 
 /// Pin states of work done outside `update` (tools, tests).
 static NO_PINS: AtomicU32 = AtomicU32::new(0);
 
 impl StepCtx<'static> {
-    /// A context for work outside `update`: no trace, parallel loops on the
-    /// current rayon pool.
+    /// A context for work outside `update`: no trace, and one thread, so
+    /// every loop runs on the calling thread and no rayon pool is touched
+    /// (not even the global one).
     pub fn untraced() -> Self {
         StepCtx {
-            threads: rayon::current_num_threads(),
+            threads: 1,
             tracer: None,
             pin_bits: &NO_PINS,
+            abort: AtomicBool::new(false),
+            fault: None,
+        }
+    }
+}
+
+/// Makes the `nth` start (counting from 0) of a job named `job` panic: the
+/// hidden test hook behind
+/// [`PhysicsSystem::inject_job_panic`](crate::PhysicsSystem::inject_job_panic).
+#[derive(Debug)]
+pub struct InjectedPanic {
+    pub job: &'static str,
+    pub nth: usize,
+    pub seen: AtomicUsize,
+}
+
+/// Raises the abort flag if dropped while its thread unwinds.
+struct AbortOnUnwind<'a>(&'a AtomicBool);
+
+impl Drop for AbortOnUnwind<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Release);
         }
     }
 }
 
 impl StepCtx<'_> {
+    /// Whether a job of this step panicked: waiting loops give up.
+    #[inline]
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::Acquire)
+    }
+
+    /// The injected panic, if it is this job's turn.
+    #[inline]
+    fn maybe_inject(&self, name: &'static str) {
+        if let Some(f) = self.fault {
+            if f.job == name && f.seen.fetch_add(1, Ordering::Relaxed) == f.nth {
+                panic!("injected panic in job '{name}' (test hook)");
+            }
+        }
+    }
+
     #[inline]
     fn now(&self) -> Option<Instant> {
         self.tracer.map(|_| Instant::now())
@@ -114,6 +163,7 @@ impl StepCtx<'_> {
 
     /// A serial stretch of work: on the critical path in full.
     pub fn serial<R>(&self, name: &'static str, f: impl FnOnce() -> R) -> R {
+        self.maybe_inject(name);
         let section = self.section();
         let t = self.now();
         let r = f();
@@ -137,6 +187,10 @@ impl StepCtx<'_> {
     /// and a claimed job is being run by the worker that claimed it, which
     /// waits for nothing of the caller's (the spin yields, so an
     /// oversubscribed pool lets that worker run).
+    ///
+    /// A panicking job raises the abort flag as it unwinds: nobody claims
+    /// further jobs, the caller stops waiting for the done counter, and the
+    /// panic reaches the caller through rayon's `join`.
     pub fn run_jobs(&self, jobs: usize, job: impl Fn(usize) + Sync) {
         if jobs == 0 {
             return;
@@ -151,7 +205,8 @@ impl StepCtx<'_> {
         let done = CachePadded::new(AtomicUsize::new(0));
         let claim = || {
             self.note_worker();
-            loop {
+            let _unwinding = AbortOnUnwind(&self.abort);
+            while !self.aborted() {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k >= jobs {
                     break;
@@ -168,7 +223,7 @@ impl StepCtx<'_> {
             || {
                 claim();
                 let mut spins = 0;
-                while done.load(Ordering::Acquire) < jobs {
+                while done.load(Ordering::Acquire) < jobs && !self.aborted() {
                     backoff(&mut spins);
                 }
             },
@@ -191,6 +246,7 @@ impl StepCtx<'_> {
         let total = AtomicU32::new(0);
         let data = Disjoint::new(data);
         self.run_jobs(n.div_ceil(chunk), |k| {
+            self.maybe_inject(name);
             let t = self.now();
             let (start, end) = (k * chunk, ((k + 1) * chunk).min(n));
             // SAFETY: job `k` is claimed once, and chunks do not overlap.
@@ -231,6 +287,7 @@ impl StepCtx<'_> {
         let section = self.section();
         let chunk = chunk.max(1);
         self.run_jobs(n.div_ceil(chunk), |k| {
+            self.maybe_inject(name);
             let t = self.now();
             f(k * chunk..((k + 1) * chunk).min(n));
             self.job_done(name, t, section, 0, 0);
@@ -372,6 +429,7 @@ impl Schedule {
             let Some(&(first, end)) = this.packs.get(p) else {
                 return false;
             };
+            ctx.maybe_inject(name);
             let t = ctx.now();
             pack(first as usize..end as usize);
             ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0);
@@ -385,6 +443,10 @@ impl Schedule {
                     let need = this.stages[dep].batches;
                     let mut spins = 0;
                     while this.done[dep].load(Ordering::Acquire) < need {
+                        // A batch panicked: the stage will never complete.
+                        if ctx.aborted() {
+                            return;
+                        }
                         // Fill the wait with a small island if one is left.
                         if !run_pack() {
                             backoff(&mut spins);
@@ -408,6 +470,7 @@ impl Schedule {
                         } else {
                             start + b * BATCH_SIZE..(start + (b + 1) * BATCH_SIZE).min(end)
                         };
+                        ctx.maybe_inject(name);
                         let t = ctx.now();
                         batch(stage, range);
                         ctx.job_done(name, t, section, stage.chain, st as u32);
