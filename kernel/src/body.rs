@@ -2,15 +2,58 @@
 //! storage the step reads.
 
 use crate::error::{PhysicsError, Result};
+use crate::limits::{MAX_FRICTION, MAX_GRAVITY_FACTOR, MAX_MASS};
 use crate::math::{world_inverse_inertia, Mat3, Quat, Vec3};
 use crate::shape::Shape;
 use archipelago_layout::{Column, SlotAllocator, Vec3Column};
 
-archipelago_layout::typed_handle!(
-    /// Handle to a body: slot index plus generation. A handle to a destroyed
-    /// body stays invalid even after its slot is reused.
-    BodyId
-);
+/// Handle to a body: slot index, generation and the world that issued it.
+///
+/// A handle to a destroyed body stays invalid even after its slot is reused
+/// (the generation moved on), and a handle from another
+/// [`PhysicsSystem`](crate::PhysicsSystem) is refused by this one (the world
+/// tag differs), so an id can never silently name an unrelated body. Ids
+/// order by slot index first. World tags are handed out in creation order
+/// within a process, so id values (not the bodies they name) differ between
+/// runs that create worlds in a different order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BodyId {
+    index: u32,
+    generation: u32,
+    world: u32,
+}
+
+impl BodyId {
+    pub(crate) const fn new(index: u32, generation: u32, world: u32) -> Self {
+        Self {
+            index,
+            generation,
+            world,
+        }
+    }
+
+    /// Rebuilds an id from [`to_raw`](Self::to_raw)'s parts, for embedding
+    /// layers that store ids as plain integers. A forged id names no body:
+    /// every call refuses it with `InvalidBodyId`.
+    pub const fn from_raw(raw: [u32; 3]) -> Self {
+        Self::new(raw[0], raw[1], raw[2])
+    }
+
+    /// `[index, generation, world]`.
+    pub const fn to_raw(self) -> [u32; 3] {
+        [self.index, self.generation, self.world]
+    }
+
+    /// Slot index (stable for the body's life; reused after it is destroyed).
+    pub const fn index(self) -> u32 {
+        self.index
+    }
+
+    /// How many times the slot was freed before this body took it.
+    pub const fn generation(self) -> u32 {
+        self.generation
+    }
+}
 
 /// How a body moves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -158,8 +201,10 @@ pub(crate) fn checked_rotation(q: Quat) -> Result<Quat> {
     Ok(q.normalize())
 }
 
+/// A body position (or kinematic target): finite and within
+/// [`MAX_COORDINATE`](crate::MAX_COORDINATE).
 pub(crate) fn checked_position(p: Vec3) -> Result<Vec3> {
-    p.is_finite()
+    crate::limits::position_ok(p)
         .then_some(p)
         .ok_or(PhysicsError::InvalidPosition)
 }
@@ -196,11 +241,11 @@ pub(crate) fn validate_creation(
     let finite_nonneg = |v: f32| v.is_finite() && v >= 0.0;
     let linear_damping = s.linear_damping.unwrap_or(default_linear_damping);
     let angular_damping = s.angular_damping.unwrap_or(default_angular_damping);
-    let material_ok = finite_nonneg(s.friction)
+    let material_ok = (0.0..=MAX_FRICTION).contains(&s.friction)
         && (0.0..=1.0).contains(&s.restitution)
         && finite_nonneg(linear_damping)
         && finite_nonneg(angular_damping)
-        && s.gravity_factor.is_finite();
+        && s.gravity_factor.abs() <= MAX_GRAVITY_FACTOR;
     if !material_ok {
         return Err(PhysicsError::InvalidMaterial);
     }
@@ -211,11 +256,13 @@ pub(crate) fn validate_creation(
     };
     let (inv_mass, inv_inertia) = if s.motion_type == MotionType::Dynamic {
         let (inv_mass, inv_inertia) = (1.0 / mass, inertia.recip());
-        // e.g. a density so small that mass or inertia underflow and their
-        // inverses overflow
+        // A density so small that mass or inertia underflow and their
+        // inverses overflow, or so large that they overflow.
         let ok = mass > 0.0
+            && mass <= MAX_MASS
             && inv_mass.is_finite()
             && inertia.min_element() > 0.0
+            && inertia.is_finite()
             && inv_inertia.is_finite();
         if !ok {
             return Err(PhysicsError::InvalidMass);
@@ -250,6 +297,8 @@ pub(crate) const NOT_LISTED: u32 = u32::MAX;
 /// from cold data (shape, material, user data).
 pub(crate) struct Bodies {
     pub slots: SlotAllocator,
+    /// This world's tag, carried by every id it issues.
+    pub world: u32,
     // hot: integration and solver
     pub position: Vec3Column,
     pub rotation: Column<[f32; 4]>,
@@ -276,6 +325,9 @@ pub(crate) struct Bodies {
     pub sleep_next: Vec<u32>,
     /// Number of sleeping islands (rings).
     pub sleeping_islands: usize,
+    /// Set by the step on an awake body whose state became non-finite; the
+    /// quarantine takes it out at the end of the collision step.
+    pub faulted: Vec<bool>,
     // broad phase: world AABBs, empty (min +inf, max -inf) for unused slots
     pub aabb_min: Vec3Column,
     pub aabb_max: Vec3Column,
@@ -304,8 +356,13 @@ const PLACEHOLDER_SHAPE: Shape = Shape::Sphere { radius: 1.0 };
 
 impl Bodies {
     pub fn new(capacity: usize) -> Self {
+        // Tags count worlds created in this process (0 is never issued, so
+        // a zeroed id is always foreign).
+        static NEXT_WORLD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let world = NEXT_WORLD.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Self {
             slots: SlotAllocator::new(capacity),
+            world: world.max(1),
             position: Vec3Column::new(capacity, [0.0; 3]),
             rotation: Column::new(capacity, [0.0, 0.0, 0.0, 1.0]),
             linear_velocity: Vec3Column::new(capacity, [0.0; 3]),
@@ -322,6 +379,7 @@ impl Bodies {
             sleep_spheres: Column::new(capacity, [[0.0; 4]; 3]),
             sleep_next: vec![NOT_LISTED; capacity],
             sleeping_islands: 0,
+            faulted: vec![false; capacity],
             aabb_min: Vec3Column::new(capacity, EMPTY_MIN),
             aabb_max: Vec3Column::new(capacity, EMPTY_MAX),
             motion_type: Column::new(capacity, MotionType::Static as u8),
@@ -340,7 +398,11 @@ impl Bodies {
         }
     }
 
+    /// The slot of a live body of this world, or `InvalidBodyId`.
     pub fn check(&self, id: BodyId) -> Result<usize> {
+        if id.world != self.world {
+            return Err(PhysicsError::InvalidBodyId);
+        }
         self.slots
             .validate(id.index(), id.generation())
             .map(|_| id.index() as usize)
@@ -349,7 +411,7 @@ impl Bodies {
 
     pub fn id_of(&self, i: usize) -> BodyId {
         // generation lookup: a live slot's current generation
-        BodyId::new(i as u32, self.generation_of(i))
+        BodyId::new(i as u32, self.generation_of(i), self.world)
     }
 
     fn generation_of(&self, i: usize) -> u32 {

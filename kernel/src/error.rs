@@ -4,7 +4,9 @@ use core::fmt;
 /// nothing in the world.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PhysicsError {
-    /// A position is NaN or infinite.
+    /// A position is NaN, infinite or beyond
+    /// [`MAX_COORDINATE`](crate::MAX_COORDINATE) (a query box: NaN or
+    /// infinite).
     InvalidPosition,
     /// A rotation is NaN/infinite or too far from unit length (more than
     /// [`ROTATION_NORM_TOLERANCE`](crate::ROTATION_NORM_TOLERANCE)) to be a
@@ -14,11 +16,15 @@ pub enum PhysicsError {
     InvalidVelocity,
     /// A force, torque or impulse is NaN or infinite.
     InvalidForce,
-    /// A shape has a zero, negative or non-finite radius, extent or height.
+    /// A shape has a zero, negative or non-finite radius, extent or height,
+    /// or one above [`MAX_SHAPE_SIZE`](crate::MAX_SHAPE_SIZE).
     InvalidShape,
-    /// A density or mass is zero, negative or non-finite.
+    /// A density or mass is zero, negative or non-finite, or gives a mass
+    /// above [`MAX_MASS`](crate::MAX_MASS) or an inverse mass or inertia
+    /// that overflows.
     InvalidMass,
-    /// Friction, restitution, damping or gravity factor out of range.
+    /// Friction (`0..=MAX_FRICTION`), restitution (`0..=1`), damping (finite,
+    /// `>= 0`) or gravity factor (`|f| <= MAX_GRAVITY_FACTOR`) out of range.
     InvalidMaterial,
     /// An object layer at or above `MAX_OBJECT_LAYERS`.
     InvalidLayer,
@@ -33,10 +39,22 @@ pub enum PhysicsError {
     BodyNotAdded,
     /// The call needs a different motion type (forces on a static body...).
     WrongMotionType,
-    /// `dt` is NaN or infinite, or `collision_steps` is zero.
+    /// `dt` is NaN or above [`MAX_TIME_STEP`](crate::MAX_TIME_STEP),
+    /// `collision_steps` is zero or above
+    /// [`MAX_COLLISION_STEPS`](crate::MAX_COLLISION_STEPS), or a positive
+    /// `dt` gives collision steps shorter than
+    /// [`MIN_TIME_STEP`](crate::MIN_TIME_STEP).
     InvalidTimeStep,
-    /// A `PhysicsSettings` or capacity value is out of range.
+    /// A `PhysicsSettings` or capacity value is out of range (each field's
+    /// documentation gives its range).
     InvalidSettings,
+    /// The allocator refused the buffers a world of these capacities needs
+    /// (about [`Capacities::memory_bytes`](crate::Capacities::memory_bytes)).
+    OutOfMemory,
+    /// An earlier `update` panicked part-way (a bug in the kernel, reported
+    /// by the panic itself), so the world's state may be half-stepped; it
+    /// refuses to step again. Reading the world still works.
+    Poisoned,
     /// MBP regions: none, degenerate or non-finite bounds, more than
     /// `MAX_REGIONS`, an unknown region id, or a region call on a world
     /// that does not use MBP.
@@ -46,12 +64,12 @@ pub enum PhysicsError {
 impl fmt::Display for PhysicsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let s = match self {
-            Self::InvalidPosition => "position is NaN or infinite",
+            Self::InvalidPosition => "position is NaN, infinite or out of range",
             Self::InvalidRotation => "rotation is NaN, infinite or not a unit quaternion",
             Self::InvalidVelocity => "velocity is NaN or infinite",
             Self::InvalidForce => "force, torque or impulse is NaN or infinite",
-            Self::InvalidShape => "shape size is zero, negative or non-finite",
-            Self::InvalidMass => "density or mass is zero, negative or non-finite",
+            Self::InvalidShape => "shape size is zero, negative, non-finite or too large",
+            Self::InvalidMass => "density or mass is zero, negative, non-finite or too large",
             Self::InvalidMaterial => {
                 "friction, restitution, damping or gravity factor out of range"
             }
@@ -61,8 +79,10 @@ impl fmt::Display for PhysicsError {
             Self::BodyAlreadyAdded => "body is already added",
             Self::BodyNotAdded => "body is not added",
             Self::WrongMotionType => "operation not allowed for this motion type",
-            Self::InvalidTimeStep => "time step is not finite or collision_steps is 0",
+            Self::InvalidTimeStep => "time step or collision_steps out of range",
             Self::InvalidSettings => "physics settings or capacities out of range",
+            Self::OutOfMemory => "the world's buffers could not be allocated",
+            Self::Poisoned => "an earlier update panicked; the world no longer steps",
             Self::InvalidBroadPhaseRegions => "invalid broad-phase regions",
         };
         f.write_str(s)

@@ -12,6 +12,7 @@ use crate::body::{Bodies, MotionType};
 use crate::disjoint::{Disjoint, Vec3Disjoint};
 use crate::jobs::StepCtx;
 use crate::math::{Quat, Vec3};
+use crate::quarantine::{at_length, capped_product, clamp_length};
 use crate::settings::PhysicsSettings;
 use archipelago_layout::{padded_len, Vec3Column};
 use archipelago_simd::{add_scaled_columns, add_scaled_uniform};
@@ -38,6 +39,8 @@ pub(crate) struct BodyScratch {
     inertia: [f32; 9],
     lo: Vec3,
     hi: Vec3,
+    /// The integration found the body non-finite (see `quarantine.rs`).
+    faulted: bool,
 }
 
 impl Default for BodyScratch {
@@ -49,6 +52,7 @@ impl Default for BodyScratch {
             inertia: [0.0; 9],
             lo: Vec3::ZERO,
             hi: Vec3::ZERO,
+            faulted: false,
         }
     }
 }
@@ -92,7 +96,13 @@ fn sweep(
 }
 
 /// `v += (g·gravity_factor + F/m)·dt`, `ω += I⁻¹ τ dt`, then damping
-/// `v *= max(0, 1 - c dt)`. Clears the force accumulators.
+/// `v *= max(0, 1 - c dt)`, then the clamp to the maximum speeds (also for
+/// kinematic bodies), so the solver never reads a velocity above them.
+/// Clears the force accumulators.
+///
+/// A force's velocity change is capped at twice the maximum speed (it
+/// could not take the body further than the clamp allows), which keeps
+/// `F/m·dt` finite for any finite force on any accepted mass.
 pub(crate) fn apply_forces(
     ctx: &StepCtx,
     bodies: &mut Bodies,
@@ -114,22 +124,31 @@ pub(crate) fn apply_forces(
     );
     scratch.resize(bodies.active.len(), BodyScratch::default());
     let b: &Bodies = bodies;
+    let (max_v, max_w) = (settings.max_linear_velocity, settings.max_angular_velocity);
     ctx.par_chunks_mut("forces", scratch, BODIES_PER_JOB, |first, chunk| {
         for (s, &i) in chunk.iter_mut().zip(&b.active[first..]) {
             let i = i as usize;
-            if b.motion(i) != MotionType::Dynamic {
-                continue;
-            }
-            let force = Vec3::from_array(b.force[i]);
-            let torque = Vec3::from_array(b.torque[i]);
             let mut v = b.lin_vel(i);
             let mut w = b.ang_vel(i);
-            if force != Vec3::ZERO || torque != Vec3::ZERO {
-                v += force * (b.inv_mass[i] * dt);
-                w += b.inv_inertia(i) * (torque * dt);
+            if b.motion(i) == MotionType::Dynamic {
+                let force = Vec3::from_array(b.force[i]);
+                let torque = Vec3::from_array(b.torque[i]);
+                if force != Vec3::ZERO || torque != Vec3::ZERO {
+                    v += capped_product(force, b.inv_mass[i] * dt, 2.0 * max_v);
+                    let dw = b.inv_inertia(i) * (torque * dt);
+                    w += if dw.is_finite() && dw.length_squared() <= 4.0 * max_w * max_w {
+                        dw
+                    } else {
+                        // Overflowed: the direction from a scaled torque.
+                        let m = torque.abs().max_element();
+                        at_length(b.inv_inertia(i) * (torque / m), 2.0 * max_w)
+                    };
+                }
+                v *= (1.0 - b.linear_damping[i] * dt).max(0.0);
+                w *= (1.0 - b.angular_damping[i] * dt).max(0.0);
             }
-            s.v = v * (1.0 - b.linear_damping[i] * dt).max(0.0);
-            s.w = w * (1.0 - b.angular_damping[i] * dt).max(0.0);
+            s.v = clamp_length(v, max_v);
+            s.w = clamp_length(w, max_w);
         }
         0
     });
@@ -142,15 +161,14 @@ pub(crate) fn apply_forces(
     ctx.par_for("write forces", active.len(), BODIES_PER_JOB, |range| {
         for idx in range {
             let i = active[idx] as usize;
-            if motion[i] != DYNAMIC {
-                continue;
-            }
             let s = &scratch[idx];
             // SAFETY: active slots are distinct, so slot `i` is this
             // iteration's alone.
             unsafe {
-                force.set(i, [0.0; 3]);
-                torque.set(i, [0.0; 3]);
+                if motion[i] == DYNAMIC {
+                    force.set(i, [0.0; 3]);
+                    torque.set(i, [0.0; 3]);
+                }
                 lin.set(i, s.v.to_array());
                 ang.set(i, s.w.to_array());
             }
@@ -159,34 +177,47 @@ pub(crate) fn apply_forces(
 }
 
 /// Clamps velocities, then `p += v dt` (SIMD, all slots) and
-/// `q = exp(ω dt) q` (active bodies).
+/// `q = exp(ω dt) q` (active bodies). A body whose solved velocity or new
+/// pose is non-finite keeps its pose, gets zero velocity and is flagged
+/// faulted (`quarantine.rs`); returns how many were.
 pub(crate) fn integrate_positions(
     ctx: &StepCtx,
     bodies: &mut Bodies,
     scratch: &mut Vec<BodyScratch>,
     settings: &PhysicsSettings,
     dt: f32,
-) {
+) -> u32 {
     scratch.resize(bodies.active.len(), BodyScratch::default());
     let b: &Bodies = bodies;
-    ctx.par_chunks_mut("rotate", scratch, BODIES_PER_JOB, |first, chunk| {
+    let faults = ctx.par_chunks_mut("rotate", scratch, BODIES_PER_JOB, |first, chunk| {
+        let mut faults = 0;
         for (s, &i) in chunk.iter_mut().zip(&b.active[first..]) {
             let i = i as usize;
-            s.v = clamp_length(b.lin_vel(i), settings.max_linear_velocity);
-            s.w = clamp_length(b.ang_vel(i), settings.max_angular_velocity);
-            s.q = if s.w != Vec3::ZERO {
-                (Quat::from_scaled_axis(s.w * dt) * b.rot(i)).normalize()
-            } else {
-                b.rot(i)
-            };
+            let (v, w) = (b.lin_vel(i), b.ang_vel(i));
+            s.faulted = !(v.is_finite() && w.is_finite());
+            if !s.faulted {
+                s.v = clamp_length(v, settings.max_linear_velocity);
+                s.w = clamp_length(w, settings.max_angular_velocity);
+                s.q = if s.w != Vec3::ZERO {
+                    (Quat::from_scaled_axis(s.w * dt) * b.rot(i)).normalize()
+                } else {
+                    b.rot(i)
+                };
+                s.faulted = !(s.q.is_finite() && (b.pos(i) + s.v * dt).is_finite());
+            }
+            if s.faulted {
+                (s.v, s.w, s.q) = (Vec3::ZERO, Vec3::ZERO, b.rot(i));
+                faults += 1;
+            }
         }
-        0
+        faults
     });
     {
         let active = &bodies.active;
         let lin = Vec3Disjoint::new(&mut bodies.linear_velocity);
         let ang = Vec3Disjoint::new(&mut bodies.angular_velocity);
         let rot = Disjoint::new(bodies.rotation.as_mut_slice());
+        let faulted = Disjoint::new(&mut bodies.faulted);
         let scratch = &scratch[..];
         ctx.par_for("write rotations", active.len(), BODIES_PER_JOB, |range| {
             for idx in range {
@@ -197,6 +228,9 @@ pub(crate) fn integrate_positions(
                     lin.set(i, s.v.to_array());
                     ang.set(i, s.w.to_array());
                     rot.set(i, s.q.to_array());
+                    if s.faulted {
+                        faulted.set(i, true);
+                    }
                 }
             }
         });
@@ -211,15 +245,7 @@ pub(crate) fn integrate_positions(
         bodies.move_scale.as_slice(),
         Vec3::splat(dt),
     );
-}
-
-fn clamp_length(v: Vec3, max: f32) -> Vec3 {
-    let len2 = v.length_squared();
-    if len2 > max * max {
-        v * (max / len2.sqrt())
-    } else {
-        v
-    }
+    faults
 }
 
 /// Refreshes world inverse inertia and inflated AABBs of the active bodies

@@ -29,9 +29,11 @@ mod error;
 mod integrate;
 mod islands;
 mod jobs;
+mod limits;
 mod math;
 mod narrowphase;
 mod pipeline;
+mod quarantine;
 pub mod scenes;
 mod settings;
 mod shape;
@@ -50,6 +52,11 @@ pub use body::{
 pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};
 pub use broadphase::{BroadPhaseKind, LayerFilter};
 pub use error::{PhysicsError, Result};
+pub use limits::{
+    MAX_BODIES, MAX_BODY_PAIRS, MAX_COLLISION_STEPS, MAX_CONTACT_CONSTRAINTS, MAX_CONTACT_DISTANCE,
+    MAX_COORDINATE, MAX_FRICTION, MAX_GRAVITY, MAX_GRAVITY_FACTOR, MAX_MASS, MAX_SHAPE_SIZE,
+    MAX_SOLVER_ITERATIONS, MAX_SPEED, MAX_TIME_STEP, MIN_TIME_STEP,
+};
 pub use math::{Mat3, Quat, Vec3};
 pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};
 /// The pool type `update` runs on.

@@ -25,6 +25,7 @@ use crate::disjoint::Disjoint;
 use crate::error::{PhysicsError, Result};
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::jobs::StepCtx;
+use crate::limits::{MAX_COLLISION_STEPS, MAX_TIME_STEP, MIN_TIME_STEP};
 use crate::narrowphase::Manifold;
 use crate::sleep::{
     can_wake_others, next_sleep_state, put_island_to_sleep, wake_island, SleepState,
@@ -32,7 +33,7 @@ use crate::sleep::{
 use crate::system::PhysicsSystem;
 use crate::thread_pool::{pinning_from_bits, Pinning};
 use crate::trace::Tracer;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// Problems a step worked around (Jolt's `EPhysicsUpdateError`): the step
@@ -47,6 +48,9 @@ impl UpdateWarnings {
     /// More touching manifolds than `max_contact_constraints`: the
     /// shallowest were dropped.
     pub const CONTACT_CONSTRAINTS_FULL: Self = Self(2);
+    /// A body's state became non-finite and the body was taken out of the
+    /// simulation (see [`StepStats::bodies_faulted`]).
+    pub const BODIES_FAULTED: Self = Self(4);
 
     pub fn is_empty(self) -> bool {
         self.0 == 0
@@ -54,7 +58,7 @@ impl UpdateWarnings {
     pub fn contains(self, other: Self) -> bool {
         self.0 & other.0 == other.0
     }
-    fn insert(&mut self, other: Self) {
+    pub(crate) fn insert(&mut self, other: Self) {
         self.0 |= other.0;
     }
 }
@@ -145,6 +149,13 @@ pub struct StepStats {
     /// per update).
     pub pairs_created: u32,
     pub pairs_deleted: u32,
+    /// Bodies whose pose or velocity became non-finite in the step (a bug,
+    /// or memory written behind the kernel's back: no accepted input can
+    /// cause it). Each was stopped at its last finite pose with zero
+    /// velocity and taken out of the simulation before it could spread NaN
+    /// to the bodies it touches; [`PhysicsSystem::faulted_bodies`] lists
+    /// them and they can be added again.
+    pub bodies_faulted: u32,
     /// Bodies outside every MBP region (see
     /// [`PhysicsSystem::out_of_bounds_bodies`](crate::PhysicsSystem::out_of_bounds_bodies)).
     pub out_of_bounds: u32,
@@ -176,7 +187,10 @@ impl PhysicsSystem {
     /// bit-identical for any number of workers.
     ///
     /// `dt <= 0` or a world without awake bodies does nothing but report.
-    /// A non-finite `dt` or `collision_steps == 0` is refused.
+    /// Refused (`InvalidTimeStep`): NaN or `dt > MAX_TIME_STEP`,
+    /// `collision_steps` of 0 or above `MAX_COLLISION_STEPS`, and a `dt > 0`
+    /// whose collision steps are shorter than `MIN_TIME_STEP`. A world
+    /// whose earlier `update` panicked refuses with `Poisoned`.
     ///
     /// Called from outside the pool, this hands the step to the pool (one
     /// injected job, which rayon's queue allocates a block for every 63
@@ -188,8 +202,15 @@ impl PhysicsSystem {
         collision_steps: u32,
         pool: &rayon::ThreadPool,
     ) -> Result<StepStats> {
-        if !dt.is_finite() || collision_steps == 0 {
+        let steps_ok = (1..=MAX_COLLISION_STEPS).contains(&collision_steps);
+        // NaN fails every compare; -inf is a (no-op) dt <= 0.
+        let dt_ok =
+            dt <= MAX_TIME_STEP && (dt <= 0.0 || dt / collision_steps as f32 >= MIN_TIME_STEP);
+        if !steps_ok || !dt_ok || dt == f32::NEG_INFINITY {
             return Err(PhysicsError::InvalidTimeStep);
+        }
+        if self.poisoned {
+            return Err(PhysicsError::Poisoned);
         }
         let tracer = self
             .trace_armed
@@ -197,14 +218,20 @@ impl PhysicsSystem {
         self.trace_armed = false;
         let pin_bits = AtomicU32::new(0);
         let threads = pool.current_num_threads();
+        let injected = self.injected_panic.take();
+        // Cleared when the step returns; a panic unwinds past it.
+        self.poisoned = true;
         let stats = {
             let ctx = StepCtx {
                 threads,
                 tracer: tracer.as_ref(),
                 pin_bits: &pin_bits,
+                abort: AtomicBool::new(false),
+                fault: injected.as_ref(),
             };
             pool.install(|| self.step(dt, collision_steps, &ctx))
         };
+        self.poisoned = false;
         if let Some(t) = tracer {
             self.last_trace = Some(t.finish());
         }
@@ -224,10 +251,17 @@ impl PhysicsSystem {
     fn step(&mut self, dt: f32, collision_steps: u32, ctx: &StepCtx) -> StepStats {
         let t0 = Instant::now();
         let mut stats = StepStats::default();
+        // This step's contacts replace the last's; faults are per update.
+        self.clear_stale();
+        self.faulted.clear();
         if dt > 0.0 && !self.bodies.active.is_empty() {
             let sub_dt = dt / collision_steps as f32;
             for step in 0..collision_steps {
                 let last = step + 1 == collision_steps;
+                // Nothing enters a step non-finite (see `quarantine.rs`).
+                if self.any_non_finite(ctx) {
+                    ctx.serial("quarantine", || self.quarantine(&mut stats));
+                }
                 self.collision_step(ctx, sub_dt, last.then_some(dt), &mut stats);
             }
         } else {
@@ -240,6 +274,9 @@ impl PhysicsSystem {
                 stats.pairs_created += m.created;
                 stats.pairs_deleted += m.deleted;
                 stats.body_pairs_dropped += m.dropped;
+                if m.dropped > 0 {
+                    stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
+                }
             }
             self.pairs.clear();
             self.narrow.manifolds.clear();
@@ -332,11 +369,11 @@ impl PhysicsSystem {
             self.solver.finish_velocities(ctx, bodies, manifolds);
         });
 
-        ctx.phase("integrate", &mut times.integrate, || {
+        let mut faults = ctx.phase("integrate", &mut times.integrate, || {
             integrate_positions(ctx, bodies, &mut self.body_scratch, &s, dt)
         });
 
-        ctx.phase("position_solve", &mut times.position_solve, || {
+        faults += ctx.phase("position_solve", &mut times.position_solve, || {
             self.solver.solve_positions(ctx, bodies, manifolds, &s)
         });
 
@@ -380,6 +417,12 @@ impl PhysicsSystem {
             stats
                 .warnings
                 .insert(UpdateWarnings::CONTACT_CONSTRAINTS_FULL);
+        }
+        // Bodies the integration or the position solve stopped: out of the
+        // simulation before the next step (islands and caches of this one
+        // are done with them).
+        if faults > 0 {
+            ctx.serial("quarantine", || self.quarantine(stats));
         }
     }
 }

@@ -31,8 +31,9 @@ pub(crate) enum ShapeKind {
     Box = 2,
 }
 
+/// A size in `(0, MAX_SHAPE_SIZE]` (NaN fails both compares).
 fn positive(v: f32) -> bool {
-    v.is_finite() && v > 0.0
+    v > 0.0 && v <= crate::limits::MAX_SHAPE_SIZE
 }
 
 impl Shape {
@@ -54,7 +55,8 @@ impl Shape {
         s.validate().map(|_| s)
     }
 
-    /// Every size must be finite and strictly positive.
+    /// Every size must be strictly positive and at most
+    /// [`MAX_SHAPE_SIZE`](crate::MAX_SHAPE_SIZE) (m).
     pub fn validate(&self) -> Result<()> {
         let ok = match *self {
             Shape::Sphere { radius } => positive(radius),

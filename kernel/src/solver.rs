@@ -39,6 +39,7 @@ use crate::math::{perpendicular, Mat3, Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
 use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One linear constraint row between two bodies along `axis` at lever arms
 /// `ra`, `rb`.
@@ -600,16 +601,19 @@ impl ContactSolver {
     }
 
     /// Position iterations (after integration), on the manifolds' local
-    /// points, with the same splits and packs as the velocity solve.
+    /// points, with the same splits and packs as the velocity solve. A body
+    /// whose corrected pose is non-finite keeps its pose from before the
+    /// corrections and is flagged faulted (`quarantine.rs`); returns how
+    /// many were.
     pub fn solve_positions(
         &mut self,
         ctx: &StepCtx,
         bodies: &mut Bodies,
         manifolds: &[Manifold],
         settings: &PhysicsSettings,
-    ) {
+    ) -> u32 {
         if settings.position_iterations == 0 || self.constraints.is_empty() {
-            return;
+            return 0;
         }
         {
             let (pos, rot) = (Disjoint::new(&mut self.pos), Disjoint::new(&mut self.rot));
@@ -675,18 +679,27 @@ impl ContactSolver {
         let (pos, rot) = (&self.pos, &self.rot);
         let position = Vec3Disjoint::new(&mut bodies.position);
         let rotation = Disjoint::new(bodies.rotation.as_mut_slice());
+        let faulted = Disjoint::new(&mut bodies.faulted);
+        let faults = AtomicU32::new(0);
         ctx.par_for("scatter poses", active.len(), GATHER_CHUNK, |range| {
             for &i in &active[range] {
                 let i = i as usize;
-                if motion[i] == MotionType::Dynamic as u8 {
-                    // SAFETY: active slots are distinct.
-                    unsafe {
+                if motion[i] != MotionType::Dynamic as u8 {
+                    continue;
+                }
+                // SAFETY: active slots are distinct.
+                unsafe {
+                    if pos[i].is_finite() && rot[i].is_finite() {
                         position.set(i, pos[i].to_array());
                         rotation.set(i, rot[i].to_array());
+                    } else {
+                        faulted.set(i, true);
+                        faults.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             }
         });
+        faults.into_inner()
     }
 }
 
@@ -756,7 +769,9 @@ fn solve_rows(c: &mut ContactConstraint, v: &mut PairVelocity) {
     if tw.mass > 0.0 && c.twist_radius > 0.0 {
         let max_twist = max * c.twist_radius;
         let w_rel = n.dot(v.wb - v.wa);
-        let total = (tw.impulse - tw.mass * w_rel).clamp(-max_twist, max_twist);
+        // Not `f32::clamp`, which panics on a NaN bound: a NaN must reach
+        // the integration's check (`quarantine.rs`), not abort the step.
+        let total = clamp_to(tw.impulse - tw.mass * w_rel, max_twist);
         c.twist.impulse = total;
         v.apply_angular(&tw, total - tw.impulse);
     }
@@ -776,6 +791,22 @@ fn solve_rows(c: &mut ContactConstraint, v: &mut PairVelocity) {
     if let Some(block) = c.block.as_mut() {
         block.f = reduced_impulse(&c.points[..count], &block.a_cols);
     }
+}
+
+/// `x` limited to `[-max, max]`: `f32::clamp`'s body, bit for bit, less
+/// its assertion (which panics on a NaN bound). Measured: 1.2% more
+/// instructions in `solve_constraint` than `f32::clamp` on the pyramid
+/// (the assertion lets LLVM use plain min/max); `max(0.0)` on the bound, or
+/// a `>= 0` test beside the clamp, cost 2–5%.
+#[inline]
+fn clamp_to(mut x: f32, max: f32) -> f32 {
+    if x < -max {
+        x = -max;
+    }
+    if x > max {
+        x = max;
+    }
+    x
 }
 
 /// One exact block step on a face manifold; false if it would need a

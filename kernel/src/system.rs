@@ -36,6 +36,18 @@ pub struct PhysicsSystem {
     /// Per-active-body results of the parallel body loops.
     pub(crate) body_scratch: Vec<crate::integrate::BodyScratch>,
     pub(crate) last_trace: Option<crate::trace::StepTrace>,
+    /// An `update` panicked part-way: the state may be half-stepped.
+    pub(crate) poisoned: bool,
+    /// A panic to inject into the next `update` (test hook).
+    pub(crate) injected_panic: Option<crate::jobs::InjectedPanic>,
+    /// Bodies taken out of the simulation by the last `update` because
+    /// their state became non-finite (see `quarantine.rs`).
+    pub(crate) faulted: Vec<BodyId>,
+    pub(crate) quarantine_scratch: Vec<u32>,
+    /// Per slot: removed (or destroyed) since the last step's contacts were
+    /// found, so `contacts()` must not report them; and the flagged slots.
+    pub(crate) stale: Vec<bool>,
+    pub(crate) stale_slots: Vec<u32>,
 }
 
 /// One contact point as reported to users.
@@ -77,9 +89,21 @@ impl Contact {
 
 impl PhysicsSystem {
     /// Creates an empty world. All buffers are allocated here, once.
+    ///
+    /// Refused: capacities or settings out of their ranges
+    /// (`InvalidSettings`), and capacities whose buffers the allocator
+    /// refuses (`OutOfMemory`: the whole estimate,
+    /// [`Capacities::memory_bytes`], is reserved once and released before
+    /// anything else is allocated, so a world far too big for the machine
+    /// is refused instead of aborting the process).
     pub fn new(capacities: Capacities, settings: PhysicsSettings) -> Result<Self> {
         capacities.validate()?;
         settings.validate()?;
+        let mut probe: Vec<u8> = Vec::new();
+        probe
+            .try_reserve_exact(capacities.memory_bytes())
+            .map_err(|_| PhysicsError::OutOfMemory)?;
+        drop(probe);
         Ok(Self {
             settings,
             capacities,
@@ -102,6 +126,12 @@ impl PhysicsSystem {
             trace_armed: false,
             body_scratch: Vec::with_capacity(capacities.max_bodies),
             last_trace: None,
+            poisoned: false,
+            injected_panic: None,
+            faulted: Vec::with_capacity(capacities.max_bodies),
+            quarantine_scratch: Vec::with_capacity(capacities.max_bodies),
+            stale: vec![false; capacities.max_bodies],
+            stale_slots: Vec::with_capacity(capacities.max_bodies),
         })
     }
 
@@ -141,6 +171,41 @@ impl PhysicsSystem {
         &self.last_stats
     }
 
+    /// Bodies the last `update` took out of the simulation because their
+    /// state became non-finite (see
+    /// [`StepStats::bodies_faulted`](crate::StepStats::bodies_faulted)), in
+    /// the order they were found. They are still created, at their last
+    /// finite pose with zero velocity, and can be added again.
+    pub fn faulted_bodies(&self) -> &[BodyId] {
+        &self.faulted
+    }
+
+    /// Test hook, not part of the API: makes the `nth` run (from 0) of the
+    /// job named `job` (a name in the chrome trace) panic during the next
+    /// `update`, to check that a panicking job reaches the caller in
+    /// bounded time on any pool instead of deadlocking its partners.
+    #[doc(hidden)]
+    pub fn inject_job_panic(&mut self, job: &'static str, nth: usize) {
+        self.injected_panic = Some(crate::jobs::InjectedPanic {
+            job,
+            nth,
+            seen: std::sync::atomic::AtomicUsize::new(0),
+        });
+    }
+
+    /// Test hook, not part of the API: overwrites an awake body's linear
+    /// velocity with NaN, as a bug or a stray write would, to check that
+    /// the step contains it (no public call can store a NaN).
+    #[doc(hidden)]
+    pub fn corrupt_velocity_for_tests(&mut self, id: BodyId) -> Result<()> {
+        let i = self.dynamic(id)?;
+        if !self.bodies.is_active(i) {
+            return Err(PhysicsError::BodyNotAdded);
+        }
+        self.bodies.linear_velocity.set(i, [f32::NAN, 0.0, 0.0]);
+        Ok(())
+    }
+
     // ---- creation and removal ----
 
     /// Creates a body (not yet simulated: see [`add_body`](Self::add_body)).
@@ -156,7 +221,7 @@ impl PhysicsSystem {
             .alloc()
             .map_err(|_| PhysicsError::BodyCapacityReached)?;
         self.bodies.write_new(index as usize, s, &v);
-        Ok(BodyId::new(index, generation))
+        Ok(BodyId::new(index, generation, self.bodies.world))
     }
 
     /// Puts a created body into the simulation. Wakes nobody.
@@ -183,25 +248,48 @@ impl PhysicsSystem {
     }
 
     /// Takes a body out of the simulation; it keeps its state and can be
-    /// added again.
+    /// added again. Its contacts of the last step are no longer reported.
     pub fn remove_body(&mut self, id: BodyId) -> Result<()> {
         let i = self.bodies.check(id)?;
         if !self.bodies.is_added(i) {
             return Err(PhysicsError::BodyNotAdded);
         }
+        self.take_out(i);
+        Ok(())
+    }
+
+    /// Takes added slot `i` out of the simulation: bodies, broad phase,
+    /// contact cache, and the last step's reported contacts.
+    pub(crate) fn take_out(&mut self, i: usize) {
         self.bodies.remove(i);
         self.broad.remove(i as u32);
         self.cache.forget_body(i as u32);
-        Ok(())
+        if !self.stale[i] {
+            self.stale[i] = true;
+            self.stale_slots.push(i as u32);
+        }
+    }
+
+    /// Forgets which slots were taken out before this step (its contacts
+    /// are found anew).
+    pub(crate) fn clear_stale(&mut self) {
+        for &i in &self.stale_slots {
+            self.stale[i as usize] = false;
+        }
+        self.stale_slots.clear();
+    }
+
+    /// Whether a manifold of the last step still joins two bodies in the
+    /// simulation (neither was taken out since).
+    fn manifold_is_live(&self, m: &crate::narrowphase::Manifold) -> bool {
+        !self.stale[m.pair.a as usize] && !self.stale[m.pair.b as usize]
     }
 
     /// Frees a body's slot (removing it first if needed). Its id goes stale.
     pub fn destroy_body(&mut self, id: BodyId) -> Result<()> {
         let i = self.bodies.check(id)?;
         if self.bodies.is_added(i) {
-            self.bodies.remove(i);
-            self.broad.remove(i as u32);
-            self.cache.forget_body(i as u32);
+            self.take_out(i);
         }
         self.bodies.clear(i);
         // cannot fail: checked above
@@ -509,8 +597,9 @@ impl PhysicsSystem {
         max: Vec3,
         layer_mask: u32,
     ) -> Result<usize> {
-        let min = checked_position(min)?;
-        let max = checked_position(max)?;
+        if !min.is_finite() || !max.is_finite() {
+            return Err(PhysicsError::InvalidPosition);
+        }
         let mut woken = 0;
         for k in 0..self.bodies.added.len() {
             let i = self.bodies.added[k] as usize;
@@ -573,7 +662,12 @@ impl PhysicsSystem {
             ));
         }
         let awake_dynamic = |i: usize| b.is_active(i) && b.motion(i) == MotionType::Dynamic;
-        for m in self.narrow.manifolds.iter().filter(|m| !m.sensor) {
+        let live = self
+            .narrow
+            .manifolds
+            .iter()
+            .filter(|m| !m.sensor && self.manifold_is_live(m));
+        for m in live {
             let (x, y) = (m.pair.a as usize, m.pair.b as usize);
             if (b.is_sleeping(x) && awake_dynamic(y)) || (b.is_sleeping(y) && awake_dynamic(x)) {
                 return Err(format!(
@@ -605,7 +699,8 @@ impl PhysicsSystem {
     /// Runs only the broad phase on the current state (applying queued
     /// additions, removals and moves, then reporting pairs) and returns the
     /// number of candidate pairs. For benchmarks and tools: `update` runs
-    /// it as part of every step.
+    /// it as part of every step. Runs on the calling thread alone (it
+    /// starts no thread and touches no rayon pool).
     pub fn update_broad_phase(&mut self) -> usize {
         let ctx = crate::jobs::StepCtx::untraced();
         self.broad.update(&ctx, &self.bodies);
@@ -635,9 +730,15 @@ impl PhysicsSystem {
 
     // ---- results ----
 
-    /// The touching contact manifolds of the last step, in body-pair order.
+    /// The touching contact manifolds of the last step, in body-pair order,
+    /// without those of bodies removed or destroyed since.
     pub fn contacts(&self) -> impl Iterator<Item = Contact> + '_ {
-        self.narrow.manifolds.iter().map(move |m| {
+        let live = self
+            .narrow
+            .manifolds
+            .iter()
+            .filter(|m| self.manifold_is_live(m));
+        live.map(move |m| {
             let (a, b) = (m.pair.a as usize, m.pair.b as usize);
             let (xa, qa) = (self.bodies.pos(a), self.bodies.rot(a));
             let mut c = Contact {

@@ -160,7 +160,7 @@ fn stale_and_foreign_ids_are_refused() {
         .create_and_add_body(&cube_at(Vec3::new(12.0, 0.5, 0.0)))
         .unwrap();
     assert_eq!(reuse.index(), temp.index());
-    let foreign = BodyId::new(1_000_000, 0);
+    let foreign = BodyId::from_raw([1_000_000, 0, 0]);
     use PhysicsError::InvalidBodyId;
     for id in [temp, foreign] {
         refused(&mut w, InvalidBodyId, |w| w.position(id));

@@ -1,0 +1,106 @@
+//! `Capacities::memory_bytes` tells the truth: a counting allocator
+//! measures what `PhysicsSystem::new` keeps allocated, for capacities that
+//! vary one at a time, and the estimate must be within 10% of it (and never
+//! below 90% of it, so sizing a machine by the estimate is safe).
+
+use archipelago::{BroadPhaseKind, Capacities, MbpSettings, PhysicsSettings, PhysicsSystem, Vec3};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::Mutex;
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// Tests in this file run one at a time, so the counter sees one world.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+// SAFETY: forwards every call to the system allocator unchanged; the only
+// addition is a relaxed counter update, which cannot affect the memory
+// returned.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same contract as our caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(
+            new_size as isize - layout.size() as isize,
+            Ordering::Relaxed,
+        );
+        // SAFETY: same contract as our caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Bytes a world of these capacities keeps allocated after `new`.
+fn measured(caps: Capacities, broad_phase: BroadPhaseKind) -> usize {
+    let settings = PhysicsSettings {
+        broad_phase,
+        ..PhysicsSettings::default()
+    };
+    let before = LIVE.load(Ordering::Relaxed);
+    let w = PhysicsSystem::new(caps, settings).unwrap();
+    let after = LIVE.load(Ordering::Relaxed);
+    drop(w);
+    (after - before) as usize
+}
+
+fn mbp() -> BroadPhaseKind {
+    BroadPhaseKind::Mbp(MbpSettings {
+        world_min: Vec3::splat(-100.0),
+        world_max: Vec3::splat(100.0),
+        subdivisions: 8,
+    })
+}
+
+#[test]
+fn the_estimate_is_within_ten_percent() {
+    let _one = SERIAL.lock().unwrap();
+    let base = Capacities::default();
+    let cases = [
+        base,
+        Capacities {
+            max_bodies: 100_000,
+            ..base
+        },
+        Capacities {
+            max_body_pairs: 1_000_000,
+            ..base
+        },
+        Capacities {
+            max_contact_constraints: 500_000,
+            ..base
+        },
+        Capacities {
+            max_bodies: 1000,
+            max_body_pairs: 1000,
+            max_contact_constraints: 1000,
+        },
+    ];
+    for caps in cases {
+        for bp in [BroadPhaseKind::Sap, mbp(), BroadPhaseKind::BruteForce] {
+            let got = measured(caps, bp);
+            let est = caps.memory_bytes();
+            let ratio = est as f64 / got as f64;
+            println!("{caps:?} {bp:?}: measured {got} B, estimated {est} B ({ratio:.3})");
+            assert!(
+                (0.9..=1.1).contains(&ratio) || bp != BroadPhaseKind::Sap,
+                "{caps:?}: measured {got} B, estimated {est} B"
+            );
+            // the other broad phases keep less than SAP
+            assert!(
+                ratio >= 0.9,
+                "{caps:?} {bp:?}: measured {got} B, estimated {est} B"
+            );
+        }
+    }
+}
