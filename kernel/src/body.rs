@@ -2,7 +2,7 @@
 //! storage the step reads.
 
 use crate::error::{PhysicsError, Result};
-use crate::limits::{MAX_FRICTION, MAX_GRAVITY_FACTOR, MAX_MASS};
+use crate::limits::{MAX_FRICTION, MAX_GRAVITY_FACTOR, MAX_MASS, MIN_MASS};
 use crate::math::{world_inverse_inertia, Mat3, Quat, Vec3};
 use crate::shape::Shape;
 use archipelago_layout::{Column, SlotAllocator, Vec3Column};
@@ -258,8 +258,7 @@ pub(crate) fn validate_creation(
         let (inv_mass, inv_inertia) = (1.0 / mass, inertia.recip());
         // A density so small that mass or inertia underflow and their
         // inverses overflow, or so large that they overflow.
-        let ok = mass > 0.0
-            && mass <= MAX_MASS
+        let ok = (MIN_MASS..=MAX_MASS).contains(&mass)
             && inv_mass.is_finite()
             && inertia.min_element() > 0.0
             && inertia.is_finite()

@@ -16,12 +16,12 @@ pub enum PhysicsError {
     InvalidVelocity,
     /// A force, torque or impulse is NaN or infinite.
     InvalidForce,
-    /// A shape has a zero, negative or non-finite radius, extent or height,
-    /// or one above [`MAX_SHAPE_SIZE`](crate::MAX_SHAPE_SIZE).
+    /// A shape has a NaN radius, extent or height, or one outside
+    /// [`MIN_SHAPE_SIZE`](crate::MIN_SHAPE_SIZE)`..=`[`MAX_SHAPE_SIZE`](crate::MAX_SHAPE_SIZE).
     InvalidShape,
     /// A density or mass is zero, negative or non-finite, or gives a mass
-    /// above [`MAX_MASS`](crate::MAX_MASS) or an inverse mass or inertia
-    /// that overflows.
+    /// outside [`MIN_MASS`](crate::MIN_MASS)`..=`[`MAX_MASS`](crate::MAX_MASS)
+    /// or an inertia that overflows or underflows.
     InvalidMass,
     /// Friction (`0..=MAX_FRICTION`), restitution (`0..=1`), damping (finite,
     /// `>= 0`) or gravity factor (`|f| <= MAX_GRAVITY_FACTOR`) out of range.
@@ -68,8 +68,8 @@ impl fmt::Display for PhysicsError {
             Self::InvalidRotation => "rotation is NaN, infinite or not a unit quaternion",
             Self::InvalidVelocity => "velocity is NaN or infinite",
             Self::InvalidForce => "force, torque or impulse is NaN or infinite",
-            Self::InvalidShape => "shape size is zero, negative, non-finite or too large",
-            Self::InvalidMass => "density or mass is zero, negative, non-finite or too large",
+            Self::InvalidShape => "shape size is NaN or out of range",
+            Self::InvalidMass => "density or mass is not finite or out of range",
             Self::InvalidMaterial => {
                 "friction, restitution, damping or gravity factor out of range"
             }

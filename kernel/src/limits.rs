@@ -25,11 +25,20 @@ pub const MAX_COORDINATE: f32 = 1.0e7;
 /// kg, well inside [`MAX_MASS`].
 pub const MAX_SHAPE_SIZE: f32 = 1.0e6;
 
+/// Smallest accepted shape size (m), the same dimensions (0.1 mm). With
+/// [`MIN_MASS`] it bounds a body's inverse inertia by ~1e21 /(kg·m²), so
+/// that inverse inertia times a lever arm across the largest shape stays
+/// finite with many orders to spare (a box 1e-38 m thin had inverse
+/// inertias of 1e34, and a contact with a huge body overflowed to NaN).
+pub const MIN_SHAPE_SIZE: f32 = 1.0e-4;
+
 /// Largest accepted body mass (kg), given or from density × volume. With
 /// the velocity bounds below, a contact impulse stays below ~1e31 N·s.
-/// Masses so small that the inverse mass or inertia overflows are refused
-/// too ([`PhysicsError::InvalidMass`](crate::PhysicsError::InvalidMass)).
 pub const MAX_MASS: f32 = 1.0e24;
+
+/// Smallest accepted body mass (kg), given or from density × volume (a
+/// 0.1 mm dust grain weighs ~1e-9 kg): inverse masses stay below 1e12.
+pub const MIN_MASS: f32 = 1.0e-12;
 
 /// Largest accepted friction coefficient. Friction combines as the
 /// geometric mean `sqrt(μa μb)`, which must not overflow; real materials

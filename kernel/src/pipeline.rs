@@ -252,7 +252,7 @@ impl PhysicsSystem {
         let t0 = Instant::now();
         let mut stats = StepStats::default();
         // This step's contacts replace the last's; faults are per update.
-        self.clear_stale();
+        self.clear_since_step();
         self.faulted.clear();
         if dt > 0.0 && !self.bodies.active.is_empty() {
             let sub_dt = dt / collision_steps as f32;

@@ -31,9 +31,9 @@ pub(crate) enum ShapeKind {
     Box = 2,
 }
 
-/// A size in `(0, MAX_SHAPE_SIZE]` (NaN fails both compares).
+/// A size in `[MIN_SHAPE_SIZE, MAX_SHAPE_SIZE]` (NaN fails both compares).
 fn positive(v: f32) -> bool {
-    v > 0.0 && v <= crate::limits::MAX_SHAPE_SIZE
+    (crate::limits::MIN_SHAPE_SIZE..=crate::limits::MAX_SHAPE_SIZE).contains(&v)
 }
 
 impl Shape {
@@ -55,8 +55,8 @@ impl Shape {
         s.validate().map(|_| s)
     }
 
-    /// Every size must be strictly positive and at most
-    /// [`MAX_SHAPE_SIZE`](crate::MAX_SHAPE_SIZE) (m).
+    /// Every size (m) must be in
+    /// [`MIN_SHAPE_SIZE`](crate::MIN_SHAPE_SIZE)`..=`[`MAX_SHAPE_SIZE`](crate::MAX_SHAPE_SIZE).
     pub fn validate(&self) -> Result<()> {
         let ok = match *self {
             Shape::Sphere { radius } => positive(radius),

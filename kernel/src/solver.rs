@@ -1044,11 +1044,19 @@ fn face_block(
     );
     // Relative to its scale, a singular K3 means a body pair that cannot
     // rotate (infinite inertia on both sides): leave it to Gauss–Seidel.
+    // So does a determinant below the normal floats (a 1e6 m box has
+    // inverse inertias near 1e-22, and their product underflows): its
+    // inverse would overflow.
     let det = k3.determinant();
     if !(det.is_finite() && det > 1e-12 * kcc * k11.max(1e-30) * k22.max(1e-30))
+        || det < f32::MIN_POSITIVE
         || k11 <= 0.0
         || k22 <= 0.0
     {
+        return None;
+    }
+    let k3_inv = k3.inverse();
+    if !k3_inv.is_finite() {
         return None;
     }
     let mut block = FaceBlock {
@@ -1060,7 +1068,7 @@ fn face_block(
         ib_rb_x,
         ib_t1,
         ib_t2,
-        k3_inv: k3.inverse(),
+        k3_inv,
         u_target,
         a_cols,
         p,

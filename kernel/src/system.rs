@@ -44,10 +44,20 @@ pub struct PhysicsSystem {
     /// their state became non-finite (see `quarantine.rs`).
     pub(crate) faulted: Vec<BodyId>,
     pub(crate) quarantine_scratch: Vec<u32>,
-    /// Per slot: removed (or destroyed) since the last step's contacts were
-    /// found, so `contacts()` must not report them; and the flagged slots.
-    pub(crate) stale: Vec<bool>,
-    pub(crate) stale_slots: Vec<u32>,
+    /// Per slot: what user calls did to it since the last step's contacts
+    /// were found (`since_step` bits), and the flagged slots.
+    pub(crate) since_step: Vec<u8>,
+    pub(crate) since_step_slots: Vec<u32>,
+}
+
+/// Marks of what user calls did to a body since the last step's contacts
+/// were found.
+mod since_step {
+    /// Removed, destroyed or quarantined: its contacts are not reported.
+    pub const TAKEN_OUT: u8 = 1;
+    /// Put to sleep by `deactivate_body`: it may touch an awake body until
+    /// the next step wakes it.
+    pub const PUT_TO_SLEEP: u8 = 2;
 }
 
 /// One contact point as reported to users.
@@ -130,8 +140,8 @@ impl PhysicsSystem {
             injected_panic: None,
             faulted: Vec::with_capacity(capacities.max_bodies),
             quarantine_scratch: Vec::with_capacity(capacities.max_bodies),
-            stale: vec![false; capacities.max_bodies],
-            stale_slots: Vec::with_capacity(capacities.max_bodies),
+            since_step: vec![0; capacities.max_bodies],
+            since_step_slots: Vec::with_capacity(capacities.max_bodies),
         })
     }
 
@@ -264,25 +274,30 @@ impl PhysicsSystem {
         self.bodies.remove(i);
         self.broad.remove(i as u32);
         self.cache.forget_body(i as u32);
-        if !self.stale[i] {
-            self.stale[i] = true;
-            self.stale_slots.push(i as u32);
-        }
+        self.mark_since_step(i, since_step::TAKEN_OUT);
     }
 
-    /// Forgets which slots were taken out before this step (its contacts
-    /// are found anew).
-    pub(crate) fn clear_stale(&mut self) {
-        for &i in &self.stale_slots {
-            self.stale[i as usize] = false;
+    /// Notes what a user call did to slot `i` since the last step.
+    fn mark_since_step(&mut self, i: usize, what: u8) {
+        if self.since_step[i] == 0 {
+            self.since_step_slots.push(i as u32);
         }
-        self.stale_slots.clear();
+        self.since_step[i] |= what;
     }
 
-    /// Whether a manifold of the last step still joins two bodies in the
-    /// simulation (neither was taken out since).
-    fn manifold_is_live(&self, m: &crate::narrowphase::Manifold) -> bool {
-        !self.stale[m.pair.a as usize] && !self.stale[m.pair.b as usize]
+    /// Forgets the marks of the calls before this step (its contacts are
+    /// found anew).
+    pub(crate) fn clear_since_step(&mut self) {
+        for &i in &self.since_step_slots {
+            self.since_step[i as usize] = 0;
+        }
+        self.since_step_slots.clear();
+    }
+
+    /// Whether neither body of a manifold of the last step got one of the
+    /// `what` marks since.
+    fn manifold_unmarked(&self, m: &crate::narrowphase::Manifold, what: u8) -> bool {
+        (self.since_step[m.pair.a as usize] | self.since_step[m.pair.b as usize]) & what == 0
     }
 
     /// Frees a body's slot (removing it first if needed). Its id goes stale.
@@ -584,6 +599,7 @@ impl PhysicsSystem {
         if self.bodies.is_active(i) {
             put_island_to_sleep(&mut self.bodies, &[i as u32]);
             self.cache.forget_body(i as u32);
+            self.mark_since_step(i, since_step::PUT_TO_SLEEP);
         }
         Ok(())
     }
@@ -620,7 +636,9 @@ impl PhysicsSystem {
     /// Checks the sleeping invariants: no sleeping body moves, every sleeping
     /// island is asleep as a whole (its ring holds only sleeping bodies), no
     /// contact of the last step joins an awake dynamic body to a sleeping one
-    /// (which would be a half-asleep island), and the ring count matches.
+    /// (which would be a half-asleep island; a body `deactivate_body` put to
+    /// sleep since the step is excepted, the next step wakes it if it is
+    /// touched), and the ring count matches.
     /// `update` asserts this in debug builds; tests call it too.
     pub fn check_sleep_invariants(&self) -> core::result::Result<(), String> {
         let b = &self.bodies;
@@ -662,11 +680,14 @@ impl PhysicsSystem {
             ));
         }
         let awake_dynamic = |i: usize| b.is_active(i) && b.motion(i) == MotionType::Dynamic;
+        // A body the user put to sleep since the step may still touch an
+        // awake one (it wakes at the next step); a removed one is gone.
+        let unmarked = since_step::TAKEN_OUT | since_step::PUT_TO_SLEEP;
         let live = self
             .narrow
             .manifolds
             .iter()
-            .filter(|m| !m.sensor && self.manifold_is_live(m));
+            .filter(|m| !m.sensor && self.manifold_unmarked(m, unmarked));
         for m in live {
             let (x, y) = (m.pair.a as usize, m.pair.b as usize);
             if (b.is_sleeping(x) && awake_dynamic(y)) || (b.is_sleeping(y) && awake_dynamic(x)) {
@@ -737,7 +758,7 @@ impl PhysicsSystem {
             .narrow
             .manifolds
             .iter()
-            .filter(|m| self.manifold_is_live(m));
+            .filter(|m| self.manifold_unmarked(m, since_step::TAKEN_OUT));
         live.map(move |m| {
             let (a, b) = (m.pair.a as usize, m.pair.b as usize);
             let (xa, qa) = (self.bodies.pos(a), self.bodies.rot(a));

@@ -75,6 +75,19 @@ impl LayerFilter {
         }
     }
 
+    /// Row `i`: bit `j` set when layers `i` and `j` collide (for saving
+    /// and rebuilding a filter; see [`from_rows`](Self::from_rows)).
+    pub fn rows(&self) -> [u32; 32] {
+        self.rows
+    }
+
+    /// A filter from its rows, if they are symmetric (bit `j` of row `i`
+    /// equals bit `i` of row `j`).
+    pub fn from_rows(rows: [u32; 32]) -> Option<Self> {
+        let symmetric = (0..32).all(|i| (0..32).all(|j| (rows[i] >> j) & 1 == (rows[j] >> i) & 1));
+        symmetric.then_some(Self { rows })
+    }
+
     #[inline]
     pub fn collides(&self, a: u8, b: u8) -> bool {
         self.rows[(a & 31) as usize] & (1 << (b & 31)) != 0
@@ -578,5 +591,9 @@ mod tests {
         let mut n = LayerFilter::none();
         n.set(1, 2, true);
         assert!(n.collides(2, 1) && !n.collides(1, 1));
+        assert_eq!(LayerFilter::from_rows(n.rows()), Some(n));
+        let mut lopsided = [0u32; 32];
+        lopsided[1] = 1 << 2;
+        assert_eq!(LayerFilter::from_rows(lopsided), None);
     }
 }
