@@ -275,6 +275,7 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
                 eat(c.body_a.index() as u64);
                 eat(c.body_b.index() as u64);
                 eat(c.points().len() as u64);
+                eat(c.total_normal_impulse().to_bits() as u64);
                 for p in c.points() {
                     eat(p.normal_impulse.to_bits() as u64);
                 }
@@ -324,7 +325,16 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
             w.record_trace();
             Ok(Value::Unit)
         }
-        Op::TakeTrace => Ok(Value::Bool(w.take_trace().is_some())),
+        Op::TakeTrace => Ok(match w.take_trace() {
+            // the trace's readers too (their output depends on timing)
+            Some(t) => {
+                let ws = t.work_span();
+                let json = t.to_chrome_json();
+                let median = StepTrace::median_work_span(core::slice::from_ref(&t));
+                Value::Bool(!json.is_empty() && ws.parallelism().is_finite() && median.is_some())
+            }
+            None => Value::Bool(false),
+        }),
         Op::InjectPanic { job, nth } => {
             w.inject_job_panic(job, nth);
             Ok(Value::Unit)

@@ -351,7 +351,8 @@ impl Gen {
 
 /// Which body a call names: one this world issued (by issue order, wrapped
 /// to those issued so far), the latest, one of another world (same slot
-/// and generation: only the world tag differs), or a forged id.
+/// and generation: only the world tag differs), or a forged id (world tag
+/// 0, which no world has).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Target {
     Issued(u32),
@@ -516,11 +517,8 @@ impl Gen {
     fn target(&mut self) -> Target {
         match self.rng.below(20) {
             0 => Target::Foreign(self.rng.below(8) as u32),
-            1 => Target::Forged([
-                self.rng.below(300) as u32,
-                self.rng.below(3) as u32,
-                self.rng.below(4) as u32,
-            ]),
+            // world tag 0 is never issued: a forged id names no body
+            1 => Target::Forged([self.rng.below(300) as u32, self.rng.below(3) as u32, 0]),
             2..=4 => Target::Latest,
             _ => Target::Issued(self.rng.below(1 << 16) as u32),
         }

@@ -97,14 +97,23 @@ impl PhysicsSystem {
         })
     }
 
-    /// Takes every awake body that is flagged faulted or is non-finite out
-    /// of the simulation (see the module doc), and reports it.
+    /// Takes every body that is flagged faulted or is non-finite out of the
+    /// simulation (see the module doc), and reports it. Scans every added
+    /// body (this runs only when something faulted): a body stopped by the
+    /// integration may have fallen asleep with its island since.
     pub(crate) fn quarantine(&mut self, stats: &mut StepStats) {
         let mut found = core::mem::take(&mut self.quarantine_scratch);
         found.clear();
-        found.extend(self.bodies.active.iter().copied().filter(|&i| {
-            self.bodies.faulted[i as usize] || !body_is_finite(&self.bodies, i as usize)
-        }));
+        let b = &self.bodies;
+        found.extend(
+            b.added
+                .iter()
+                .copied()
+                .filter(|&i| b.faulted[i as usize] || !body_is_finite(b, i as usize)),
+        );
+        // Slot order, so the report does not depend on the order of the
+        // added list.
+        found.sort_unstable();
         for &i in &found {
             let i = i as usize;
             let b = &mut self.bodies;
