@@ -9,9 +9,9 @@
 //! within an iteration. So the step checks at the places where state is
 //! written:
 //!
-//! - at the start of every collision step, every awake body (a parallel
-//!   scan; only memory corruption can fail it, since the API validates
-//!   every value it stores);
+//! - at the start of every collision step, every body (a SIMD sweep over
+//!   the pose and velocity columns; only memory corruption can fail it,
+//!   since the API validates every value it stores);
 //! - where velocities become positions (`integrate.rs`): a non-finite
 //!   velocity or pose from the solver is dropped, and the body stays at its
 //!   last finite pose with zero velocity;
@@ -31,9 +31,8 @@ use crate::jobs::StepCtx;
 use crate::math::{Quat, Vec3};
 use crate::pipeline::{StepStats, UpdateWarnings};
 use crate::system::PhysicsSystem;
-
-/// Active bodies checked per job of the start-of-step scan.
-const CHECKS_PER_JOB: usize = 1024;
+use archipelago_layout::{padded_len, Vec3Column};
+use archipelago_simd::all_finite;
 
 /// `v` scaled down to length `max` if it is longer, keeping its direction.
 /// Exact (`v` itself) when within `max`; correct for any finite `v`, also
@@ -89,11 +88,24 @@ pub(crate) fn body_is_finite(bodies: &Bodies, i: usize) -> bool {
 }
 
 impl PhysicsSystem {
-    /// The start-of-step check: whether any awake body is non-finite.
+    /// The start-of-step check: whether any body is non-finite. One SIMD
+    /// sweep over the pose and velocity columns up to the slot high-water
+    /// mark (unused and padding slots hold finite neutral values), ~10
+    /// instructions per 16 values: the per-body test it replaced cost ~100
+    /// per body, 0.7% of a rain step.
     pub(crate) fn any_non_finite(&self, ctx: &StepCtx) -> bool {
-        let b = &self.bodies;
-        ctx.par_any("check finite", &b.active, CHECKS_PER_JOB, |&i| {
-            !body_is_finite(b, i as usize)
+        ctx.serial("check finite", || {
+            let b = &self.bodies;
+            let n = padded_len(b.slots.high_water()).min(b.position.padded_len());
+            let rotations: &[f32] = bytemuck::cast_slice(&b.rotation.as_slice()[..n]);
+            let vec3_finite = |c: &Vec3Column| {
+                let (x, y, z) = c.slices();
+                all_finite(&x[..n]) && all_finite(&y[..n]) && all_finite(&z[..n])
+            };
+            !(vec3_finite(&b.position)
+                && vec3_finite(&b.linear_velocity)
+                && vec3_finite(&b.angular_velocity)
+                && all_finite(rotations))
         })
     }
 

@@ -44,6 +44,24 @@ pub fn add_scaled_uniform_scalar(dst: &mut [f32], scale: &[f32], k: f32) {
     }
 }
 
+/// Whether every value is finite (not NaN, not infinite). `x * 0` is zero
+/// for a finite `x` and NaN otherwise, and a sum with a NaN stays NaN, so
+/// one multiply-add per lane and a compare at the end decide a column.
+pub fn all_finite(s: &[f32]) -> bool {
+    debug_assert!(s.len().is_multiple_of(LANES));
+    let zero = F32s::ZERO;
+    let mut acc = zero;
+    for i in (0..s.len()).step_by(LANES) {
+        acc += load(s, i) * zero;
+    }
+    acc.to_array().iter().all(|&x| x == 0.0)
+}
+
+/// Scalar twin of [`all_finite`].
+pub fn all_finite_scalar(s: &[f32]) -> bool {
+    s.iter().all(|x| x.is_finite())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -73,5 +91,24 @@ mod tests {
         add_scaled_uniform(&mut a, &scale, -9.81 * k);
         add_scaled_uniform_scalar(&mut b, &scale, -9.81 * k);
         assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+
+    #[test]
+    fn all_finite_finds_any_non_finite_value() {
+        let mut rng = Rng(9);
+        let n = 40 * LANES;
+        let mut v: Vec<f32> = (0..n).map(|_| rng.range(-1e38, 1e38)).collect();
+        v[3] = -0.0;
+        v[5] = f32::MAX;
+        v[7] = -f32::MAX;
+        v[6] = f32::MIN_POSITIVE / 4.0;
+        assert!(all_finite(&v) && all_finite_scalar(&v));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            for at in [0, 17, n - 1] {
+                let mut w = v.clone();
+                w[at] = bad;
+                assert!(!all_finite(&w) && !all_finite_scalar(&w), "{bad} at {at}");
+            }
+        }
     }
 }

@@ -21,6 +21,7 @@ mod vec3;
 pub use aabb::{overlap_mask, overlap_mask_scalar, AabbLanes, AabbRef};
 pub use columns::{
     add_scaled_columns, add_scaled_columns_scalar, add_scaled_uniform, add_scaled_uniform_scalar,
+    all_finite, all_finite_scalar,
 };
 pub use vec3::{QuatLanes, Vec3Lanes};
 
