@@ -39,7 +39,7 @@ pub enum PhysicsError {
     BodyNotAdded,
     /// The call needs a different motion type (forces on a static body...).
     WrongMotionType,
-    /// `dt` is NaN or above [`MAX_TIME_STEP`](crate::MAX_TIME_STEP),
+    /// `dt` is NaN, infinite or above [`MAX_TIME_STEP`](crate::MAX_TIME_STEP),
     /// `collision_steps` is zero or above
     /// [`MAX_COLLISION_STEPS`](crate::MAX_COLLISION_STEPS), or a positive
     /// `dt` gives collision steps shorter than

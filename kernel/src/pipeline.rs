@@ -187,7 +187,8 @@ impl PhysicsSystem {
     /// bit-identical for any number of workers.
     ///
     /// `dt <= 0` or a world without awake bodies does nothing but report.
-    /// Refused (`InvalidTimeStep`): NaN or `dt > MAX_TIME_STEP`,
+    /// Refused (`InvalidTimeStep`): a NaN or infinite `dt`,
+    /// `dt > MAX_TIME_STEP`,
     /// `collision_steps` of 0 or above `MAX_COLLISION_STEPS`, and a `dt > 0`
     /// whose collision steps are shorter than `MIN_TIME_STEP`. A world
     /// whose earlier `update` panicked refuses with `Poisoned`.
