@@ -5,38 +5,12 @@
 use archipelago_fuzz::ops::{Case, Op, Target};
 use archipelago_fuzz::soak::{soak, SoakConfig};
 use archipelago_fuzz::{campaign, describe, run_case, shrink, Budget, Pools, Tally};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering};
+use archipelago_layout::CountingAlloc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-struct Counting;
-
-static LIVE: AtomicI64 = AtomicI64::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the only
-// addition is a relaxed counter update, which cannot affect the memory
-// returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as i64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as i64 - layout.size() as i64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static HEAP: CountingAlloc = CountingAlloc::new();
 
 /// The panic hook and the heap counter are process-wide: one test at a
 /// time.
@@ -130,7 +104,7 @@ fn a_short_soak_stays_exact_and_flat() {
         seed: 7,
         window: 500,
     };
-    let heap = || LIVE.load(Ordering::Relaxed);
+    let heap = || HEAP.live_bytes();
     let r = soak(&cfg, Some(&heap), |_| {});
     assert!(r.clean(), "{r:?}");
     assert_eq!(r.created, 6 * 3_000);

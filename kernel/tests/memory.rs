@@ -4,42 +4,14 @@
 //! below 90% of it, so sizing a machine by the estimate is safe).
 
 use archipelago::{BroadPhaseKind, Capacities, MbpSettings, PhysicsSettings, PhysicsSystem, Vec3};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use archipelago_layout::CountingAlloc;
 use std::sync::Mutex;
 
-struct Counting;
+#[global_allocator]
+static HEAP: CountingAlloc = CountingAlloc::new();
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
 /// Tests in this file run one at a time, so the counter sees one world.
 static SERIAL: Mutex<()> = Mutex::new(());
-
-// SAFETY: forwards every call to the system allocator unchanged; the only
-// addition is a relaxed counter update, which cannot affect the memory
-// returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// Bytes a world of these capacities keeps allocated after `new`.
 fn measured(caps: Capacities, broad_phase: BroadPhaseKind) -> usize {
@@ -47,9 +19,9 @@ fn measured(caps: Capacities, broad_phase: BroadPhaseKind) -> usize {
         broad_phase,
         ..PhysicsSettings::default()
     };
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = HEAP.live_bytes();
     let w = PhysicsSystem::new(caps, settings).unwrap();
-    let after = LIVE.load(Ordering::Relaxed);
+    let after = HEAP.live_bytes();
     drop(w);
     (after - before) as usize
 }

@@ -5,40 +5,10 @@
 //! one rayon allocation per 63 calls from outside).
 
 use archipelago::{build_pinned_pool, scenes, PhysicsSettings, ThreadPool};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the only
-// addition is a relaxed counter increment, which cannot affect the memory
-// returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use archipelago_layout::CountingAlloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static HEAP: CountingAlloc = CountingAlloc::new();
 
 /// Allocations during `steps` updates after `warmup`, with the steps
 /// driven from inside one of the pool's workers (as an engine's job system
@@ -55,19 +25,17 @@ fn allocations_in_steady_state(
         w.update(scenes::DT, 1, pool).unwrap();
     }
     let mut run = || {
-        ALLOCATIONS.store(0, Ordering::Relaxed);
-        COUNTING.store(true, Ordering::Relaxed);
+        HEAP.start_counting();
         for _ in 0..steps {
             w.update(scenes::DT, 1, pool).unwrap();
         }
-        COUNTING.store(false, Ordering::Relaxed);
+        HEAP.stop_counting()
     };
     if from_inside {
-        pool.install(run);
+        pool.install(run)
     } else {
-        run();
+        run()
     }
-    ALLOCATIONS.load(Ordering::Relaxed)
 }
 
 // One test function: the counter is global, so the scenes run one after
@@ -79,16 +47,12 @@ fn update_does_not_allocate_in_steady_state() {
     // the counter works: a step of a freshly built world does allocate
     // (buffers growing to their working size)
     let (mut fresh, _) = scenes::rain().build(PhysicsSettings::default()).unwrap();
-    ALLOCATIONS.store(0, Ordering::Relaxed);
-    COUNTING.store(true, Ordering::Relaxed);
+    HEAP.start_counting();
     let v: Vec<u64> = Vec::with_capacity(16);
     fresh.update(scenes::DT, 1, &pool).unwrap();
-    COUNTING.store(false, Ordering::Relaxed);
+    let counted = HEAP.stop_counting();
     drop(v);
-    assert!(
-        ALLOCATIONS.load(Ordering::Relaxed) > 0,
-        "the counting allocator must count"
-    );
+    assert!(counted > 0, "the counting allocator must count");
 
     for (name, scene) in [("pyramid", scenes::pyramid()), ("towers", scenes::towers())] {
         assert_eq!(

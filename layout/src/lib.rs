@@ -10,12 +10,16 @@
 //!   body that reused its slot.
 //! - [`CachePadded`]: a value alone on its cache line, for anything several
 //!   threads write.
+//! - [`CountingAlloc`]: a global allocator that counts live bytes and
+//!   allocations, for the tests and binaries that prove memory stays flat.
 
 mod cache_padded;
 mod column;
+mod counting_alloc;
 mod handle;
 
 pub use bytemuck::{Pod, Zeroable};
 pub use cache_padded::CachePadded;
 pub use column::{padded_len, Column, Vec3Column, LANE_PAD};
+pub use counting_alloc::CountingAlloc;
 pub use handle::{HandleError, SlotAllocator};

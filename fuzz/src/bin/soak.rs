@@ -7,36 +7,10 @@
 //! active bodies, manifolds) and a verdict; exits 1 if any check failed.
 
 use archipelago_fuzz::soak::{soak, SoakConfig, Window};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering};
-
-struct Counting;
-
-static LIVE: AtomicI64 = AtomicI64::new(0);
-
-// SAFETY: forwards every call to the system allocator unchanged; the only
-// addition is a relaxed counter update, which cannot affect the memory
-// returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as i64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as i64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as i64 - layout.size() as i64, Ordering::Relaxed);
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use archipelago_layout::CountingAlloc;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static HEAP: CountingAlloc = CountingAlloc::new();
 
 fn main() {
     let mut cfg = SoakConfig {
@@ -71,7 +45,7 @@ fn main() {
         cfg.bodies, cfg.churn, cfg.steps, cfg.threads, cfg.seed
     );
     println!("    step   ms/step   heap MiB    RSS MiB   active  manifolds  sleeping islands");
-    let heap = || LIVE.load(Ordering::Relaxed);
+    let heap = || HEAP.live_bytes();
     let row = |w: &Window| {
         println!(
             "{:>8} {:>9.3} {:>10.3} {:>10.1} {:>8} {:>10} {:>17}",
