@@ -558,7 +558,7 @@ impl Bodies {
     /// body leaves its sleeping island; the rest stay asleep.
     pub fn remove(&mut self, i: usize) {
         if self.is_sleeping(i) {
-            crate::sleep::leave_sleeping_island(self, i);
+            self.leave_sleeping_island(i);
         }
         self.flags[i] &= !flags::ADDED;
         swap_remove_listed(&mut self.added, &mut self.added_pos, i);
@@ -567,6 +567,23 @@ impl Bodies {
         }
         self.aabb_min.clear(i);
         self.aabb_max.clear(i);
+    }
+
+    /// Takes sleeping body `i` out of its ring (it is being removed from the
+    /// world), leaving the rest of its island asleep.
+    fn leave_sleeping_island(&mut self, i: usize) {
+        let next = self.sleep_next[i];
+        if next as usize == i {
+            self.sleeping_islands -= 1;
+        } else {
+            let mut prev = next as usize;
+            while self.sleep_next[prev] as usize != i {
+                prev = self.sleep_next[prev] as usize;
+            }
+            self.sleep_next[prev] = next;
+        }
+        self.sleep_next[i] = NOT_LISTED;
+        self.flags[i] &= !flags::SLEEPING;
     }
 
     /// Enters the active list: integrated, gravity applied (if dynamic).

@@ -18,8 +18,10 @@
 //! never join an island (a box on the floor does not join the floor's
 //! island), and sensors never link.
 
+use crate::body::{Bodies, MotionType};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
+use crate::narrowphase::Manifold;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// Island id of a body that is in no island (kinematic).
@@ -445,6 +447,53 @@ impl CountingSort<'_> {
         }
     }
 }
+
+/// Links every solvable contact between two awake dynamic bodies and
+/// finalizes the islands.
+pub(crate) fn build_islands(
+    ctx: &StepCtx,
+    islands: &mut IslandBuilder,
+    bodies: &Bodies,
+    manifolds: &[Manifold],
+) {
+    ctx.serial("init islands", || {
+        islands.init(
+            bodies
+                .active
+                .iter()
+                .map(|&i| bodies.motion(i as usize) == MotionType::Dynamic),
+        )
+    });
+    let node = |i: u32| -> Option<u32> {
+        let i = i as usize;
+        (bodies.motion(i) == MotionType::Dynamic && bodies.is_active(i))
+            .then(|| bodies.active_pos[i])
+    };
+    // Lock-free links: the result does not depend on the order of the calls.
+    let builder: &IslandBuilder = islands;
+    ctx.par_for("link islands", manifolds.len(), LINKS_PER_JOB, |range| {
+        for m in manifolds[range].iter().filter(|m| !m.sensor) {
+            if let (Some(a), Some(b)) = (node(m.pair.a), node(m.pair.b)) {
+                builder.link(a, b);
+            }
+        }
+    });
+    islands.finalize(
+        ctx,
+        manifolds.len(),
+        |k| {
+            let m = &manifolds[k];
+            if m.sensor {
+                return None;
+            }
+            node(m.pair.a).or_else(|| node(m.pair.b))
+        },
+        |i| bodies.active[i as usize],
+    );
+}
+
+/// Contacts linked per island-building job.
+const LINKS_PER_JOB: usize = 512;
 
 #[cfg(test)]
 mod tests {

@@ -39,7 +39,7 @@ mod settings;
 mod shape;
 mod sleep;
 mod solver;
-mod splitter;
+mod stats;
 mod system;
 #[cfg(test)]
 mod test_rng;
@@ -58,11 +58,11 @@ pub use limits::{
     MAX_SOLVER_ITERATIONS, MAX_SPEED, MAX_TIME_STEP, MIN_MASS, MIN_SHAPE_SIZE, MIN_TIME_STEP,
 };
 pub use math::{Mat3, Quat, Vec3};
-pub use pipeline::{PhaseTimes, StepStats, UpdateWarnings};
 /// The pool type `update` runs on.
 pub use rayon::ThreadPool;
 pub use settings::{Capacities, PhysicsSettings};
 pub use shape::Shape;
+pub use stats::{PhaseTimes, StepStats, UpdateWarnings};
 pub use system::{Contact, ContactPoint, PhysicsSystem};
 pub use thread_pool::{build_pinned_pool, detect_cores, CoreTopology, PinnedPool, Pinning};
 pub use trace::{SliceKind, StepTrace, TraceEvent, WorkSpan};

@@ -29,7 +29,7 @@
 use crate::body::Bodies;
 use crate::jobs::StepCtx;
 use crate::math::{Quat, Vec3};
-use crate::pipeline::{StepStats, UpdateWarnings};
+use crate::stats::{StepStats, UpdateWarnings};
 use crate::system::PhysicsSystem;
 use archipelago_layout::{padded_len, Vec3Column};
 use archipelago_simd::all_finite;

@@ -12,7 +12,13 @@
 //! them wakes all of them in the same step: no island is ever half asleep.
 
 use crate::body::{flags, Bodies, MotionType, NOT_LISTED};
+use crate::broadphase::BodyPair;
+use crate::collide::{collide, Placed};
+use crate::disjoint::Disjoint;
+use crate::islands::IslandBuilder;
+use crate::jobs::StepCtx;
 use crate::math::Vec3;
+use crate::settings::PhysicsSettings;
 
 /// The three sleep test points of body `i` in world space (Jolt's
 /// `GetSleepTestPoints`: COM, COM + largest axis, COM + second largest axis;
@@ -149,23 +155,6 @@ pub(crate) fn wake_island(bodies: &mut Bodies, i: usize) -> u32 {
     woken
 }
 
-/// Takes sleeping body `i` out of its ring (it is being removed from the
-/// world), leaving the rest of its island asleep.
-pub(crate) fn leave_sleeping_island(bodies: &mut Bodies, i: usize) {
-    let next = bodies.sleep_next[i];
-    if next as usize == i {
-        bodies.sleeping_islands -= 1;
-    } else {
-        let mut prev = next as usize;
-        while bodies.sleep_next[prev] as usize != i {
-            prev = bodies.sleep_next[prev] as usize;
-        }
-        bodies.sleep_next[prev] = next;
-    }
-    bodies.sleep_next[i] = NOT_LISTED;
-    bodies.flags[i] &= !flags::SLEEPING;
-}
-
 /// Whether body `i` may make a sleeping body it touches wake up: awake
 /// dynamic bodies always, kinematic bodies only while they move.
 pub(crate) fn can_wake_others(bodies: &Bodies, i: usize) -> bool {
@@ -173,6 +162,145 @@ pub(crate) fn can_wake_others(bodies: &Bodies, i: usize) -> bool {
         MotionType::Dynamic => bodies.is_active(i),
         MotionType::Kinematic => bodies.lin_vel(i) != Vec3::ZERO || bodies.ang_vel(i) != Vec3::ZERO,
         MotionType::Static => false,
+    }
+}
+
+/// Wakes the sleeping island of every sleeping body that an awake body (or
+/// a moving kinematic one) touches within the speculative distance, then
+/// drops the pairs that still involve a sleeping body (they have nothing to
+/// solve). Returns how many bodies woke; the caller searches pairs again if
+/// any did, since the woken bodies' pairs with each other were skipped as
+/// sleeping–sleeping.
+pub(crate) fn wake_touched(
+    bodies: &mut Bodies,
+    pairs: &mut Vec<BodyPair>,
+    max_separation: f32,
+) -> u32 {
+    let mut woken = 0;
+    for p in pairs.iter() {
+        let (a, b) = (p.a as usize, p.b as usize);
+        let (sleeper, other) = match (bodies.is_sleeping(a), bodies.is_sleeping(b)) {
+            (true, false) => (a, b),
+            (false, true) => (b, a),
+            _ => continue,
+        };
+        if !can_wake_others(bodies, other) {
+            continue;
+        }
+        let placed = |i: usize| Placed {
+            shape: bodies.shape[i],
+            pos: bodies.pos(i),
+            rot: bodies.rot(i),
+        };
+        if collide(&placed(a), &placed(b), max_separation).is_some() {
+            woken += wake_island(bodies, sleeper);
+        }
+    }
+    if woken == 0 {
+        pairs.retain(|p| !bodies.is_sleeping(p.a as usize) && !bodies.is_sleeping(p.b as usize));
+    }
+    woken
+}
+
+/// Pairs checked per job of the search for sleeping bodies.
+pub(crate) const SLEEPER_CHECKS_PER_JOB: usize = 2048;
+
+/// The sleep test: every body of every island updates its test (in
+/// parallel: each body's test reads only that body), then islands whose
+/// bodies can all sleep go to sleep together. Returns how many bodies went
+/// to sleep.
+pub(crate) fn sleep_islands(
+    ctx: &StepCtx,
+    bodies: &mut Bodies,
+    islands: &IslandBuilder,
+    scratch: &mut SleepScratch,
+    s: &PhysicsSettings,
+    dt: f32,
+) -> u32 {
+    let max_movement = s.point_velocity_sleep_threshold * s.time_before_sleep;
+    // Every body updates its test, even once its island is known to stay
+    // awake (Jolt's bitwise AND), so timers are never stale.
+    let members = islands.all_bodies();
+    scratch.states.resize(members.len(), SleepState::default());
+    {
+        let b: &Bodies = bodies;
+        ctx.par_chunks_mut(
+            "sleep test",
+            &mut scratch.states,
+            SLEEP_TESTS_PER_JOB,
+            |first, chunk| {
+                for (st, &ai) in chunk.iter_mut().zip(&members[first..]) {
+                    let i = b.active[ai as usize] as usize;
+                    *st = next_sleep_state(b, i, dt, max_movement, s.time_before_sleep);
+                    let allowed = b.flags[i] & flags::ALLOW_SLEEPING != 0 && !b.is_sensor(i);
+                    st.can_sleep &= allowed;
+                }
+                0
+            },
+        );
+        let (active, states) = (&bodies.active, &scratch.states);
+        let spheres = Disjoint::new(bodies.sleep_spheres.as_mut_slice());
+        let timer = Disjoint::new(bodies.sleep_timer.as_mut_slice());
+        ctx.par_for(
+            "write sleep tests",
+            members.len(),
+            SLEEP_TESTS_PER_JOB,
+            |range| {
+                for k in range {
+                    let i = active[members[k] as usize] as usize;
+                    // SAFETY: a body is in at most one island, once.
+                    unsafe {
+                        spheres.set(i, states[k].spheres);
+                        timer.set(i, states[k].timer);
+                    }
+                }
+            },
+        );
+    }
+    ctx.serial("sleep islands", || {
+        scratch.slots.clear();
+        scratch.ends.clear();
+        for island in 0..islands.num_islands() {
+            let range = islands.body_range(island);
+            let all =
+                s.allow_sleeping && scratch.states[range.clone()].iter().all(|st| st.can_sleep);
+            if all {
+                scratch
+                    .slots
+                    .extend(members[range].iter().map(|&ai| bodies.active[ai as usize]));
+                scratch.ends.push(scratch.slots.len() as u32);
+            }
+        }
+        // Active indices shift as bodies leave the active list, so the
+        // islands were copied out as slots above before any body is
+        // deactivated.
+        let mut start = 0;
+        for &end in &scratch.ends {
+            put_island_to_sleep(bodies, &scratch.slots[start..end as usize]);
+            start = end as usize;
+        }
+        scratch.slots.len() as u32
+    })
+}
+
+/// Bodies per sleep-test job.
+const SLEEP_TESTS_PER_JOB: usize = 256;
+
+/// Preallocated buffers of the sleep test.
+pub(crate) struct SleepScratch {
+    slots: Vec<u32>,
+    ends: Vec<u32>,
+    /// Per island body (in island order): its advanced sleep test.
+    states: Vec<SleepState>,
+}
+
+impl SleepScratch {
+    pub fn new(max_bodies: usize) -> Self {
+        Self {
+            slots: Vec::with_capacity(max_bodies),
+            ends: Vec::with_capacity(max_bodies),
+            states: Vec::with_capacity(max_bodies),
+        }
     }
 }
 

@@ -12,11 +12,12 @@ use crate::error::{PhysicsError, Result};
 use crate::islands::IslandBuilder;
 use crate::math::{Quat, Vec3};
 use crate::narrowphase::NarrowPhase;
-use crate::pipeline::{SleepScratch, StepStats};
 use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
+use crate::sleep::SleepScratch;
 use crate::sleep::{put_island_to_sleep, reset_sleep_test, wake_island};
 use crate::solver::ContactSolver;
+use crate::stats::StepStats;
 
 /// The simulated world.
 pub struct PhysicsSystem {

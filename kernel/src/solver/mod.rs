@@ -34,11 +34,15 @@ use crate::body::{Bodies, MotionType};
 use crate::collide::MAX_POINTS;
 use crate::disjoint::{Disjoint, Vec3Disjoint};
 use crate::islands::IslandBuilder;
-use crate::jobs::{Schedule, StepCtx};
+use crate::jobs::StepCtx;
 use crate::math::{perpendicular, Mat3, Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
-use crate::splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
+use schedule::Schedule;
+use splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
+
+mod schedule;
+pub(crate) mod splitter;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// One linear constraint row between two bodies along `axis` at lever arms
