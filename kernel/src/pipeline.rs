@@ -218,7 +218,8 @@ impl PhysicsSystem {
         });
 
         ctx.phase("velocity_solve", &mut times.velocity_solve, || {
-            self.solver.solve_velocities(ctx, s.velocity_iterations);
+            self.solver
+                .solve_velocities(ctx, s.velocity_iterations, s.solver_width);
             self.solver.finish_velocities(ctx, bodies, manifolds);
         });
 

@@ -46,9 +46,10 @@ impl Capacities {
     /// creation, with the default SAP broad phase (MBP and brute force need
     /// less). Nothing grows later but a few scratch lists sized by the
     /// largest step seen. Measured on x86-64 (a test holds the estimate to
-    /// within 10% of the allocator's count): ~900 B per body, ~330 B per
-    /// body pair, ~1.2 kB per contact constraint, plus ~0.2 MB; the default
-    /// capacities come to ~56 MB.
+    /// within 10% of the allocator's count): ~920 B per body, ~330 B per
+    /// body pair, ~1.6 kB per contact constraint (most of it the solver's
+    /// bundles, room for every split's padding), plus ~0.2 MB; the default
+    /// capacities come to ~65 MB.
     pub fn memory_bytes(&self) -> usize {
         self.max_bodies
             .saturating_mul(BYTES_PER_BODY)
@@ -63,10 +64,21 @@ impl Capacities {
 
 /// Bytes allocated per unit of each capacity, and independent of them (see
 /// [`Capacities::memory_bytes`]).
-const BYTES_PER_BODY: usize = 900;
+const BYTES_PER_BODY: usize = 916;
 const BYTES_PER_PAIR: usize = 330;
-const BYTES_PER_CONTACT: usize = 1242;
-const FIXED_BYTES: usize = 210_000;
+const BYTES_PER_CONTACT: usize = 1635;
+const FIXED_BYTES: usize = 220_000;
+
+/// How the solver runs a bundle of constraints (see
+/// [`PhysicsSettings::solver_width`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SolverWidth {
+    /// 16 lanes at once.
+    #[default]
+    Wide,
+    /// One lane after another: the scalar reference.
+    Scalar,
+}
 
 /// Simulation settings. Defaults follow Jolt's `PhysicsSettings` and
 /// `BodyCreationSettings` defaults, which the standard scenes assume.
@@ -120,6 +132,11 @@ pub struct PhysicsSettings {
     pub layer_filter: LayerFilter,
     /// Global switch: no island ever sleeps when false.
     pub allow_sleeping: bool,
+    /// How the velocity solve runs a bundle of 16 constraints that share no
+    /// dynamic body: all lanes at once (SIMD) or lane by lane. Both give
+    /// bit-identical results; `Scalar` is the reference, and the switch lets
+    /// one binary compare them.
+    pub solver_width: SolverWidth,
     /// Split islands of at least 128 constraints so several workers can
     /// solve one island (Jolt's `LargeIslandSplitter`). Results differ
     /// with it on and off (constraints are solved in another order), but
@@ -154,6 +171,7 @@ impl Default for PhysicsSettings {
             broad_phase: BroadPhaseKind::default(),
             layer_filter: LayerFilter::default(),
             allow_sleeping: true,
+            solver_width: SolverWidth::Wide,
             use_large_island_splitter: true,
             time_before_sleep: 0.5,
             point_velocity_sleep_threshold: 0.03,

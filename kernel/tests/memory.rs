@@ -58,12 +58,18 @@ fn the_estimate_is_within_ten_percent() {
             max_contact_constraints: 1000,
         },
     ];
+    // `MEASURE_ONLY=1 cargo test --release --test memory -- --nocapture`
+    // prints the figures without checking, to fit the constants again.
+    let check = std::env::var("MEASURE_ONLY").is_err();
     for caps in cases {
         for bp in [BroadPhaseKind::Sap, mbp(), BroadPhaseKind::BruteForce] {
             let got = measured(caps, bp);
             let est = caps.memory_bytes();
             let ratio = est as f64 / got as f64;
             println!("{caps:?} {bp:?}: measured {got} B, estimated {est} B ({ratio:.3})");
+            if !check {
+                continue;
+            }
             assert!(
                 (0.9..=1.1).contains(&ratio) || bp != BroadPhaseKind::Sap,
                 "{caps:?}: measured {got} B, estimated {est} B"

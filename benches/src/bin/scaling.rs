@@ -11,11 +11,12 @@
 //! `--steps N` (500), `--runs R` (3), `--warmup N` (60 untimed steps per
 //! thread count first), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
 //! step at the largest thread count), `--no-sleep`, `--no-splitter`, `--broadphase
-//! sap|mbp|brute`.
+//! sap|mbp|brute`, `--solver wide|scalar` (the solver's lane width: same
+//! results, to compare their speed).
 
 use archipelago::{
     build_pinned_pool, detect_cores, scenes, BroadPhaseKind, MbpSettings, PhaseTimes,
-    PhysicsSettings, StepStats, StepTrace, Vec3, WorkSpan,
+    PhysicsSettings, SolverWidth, StepStats, StepTrace, Vec3, WorkSpan,
 };
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -34,6 +35,7 @@ struct Args {
     broad_phase: BroadPhaseKind,
     no_sleep: bool,
     no_splitter: bool,
+    solver: SolverWidth,
 }
 
 /// MBP regions for the standard scenes: an 8 × 8 grid over the floor.
@@ -47,7 +49,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter]",
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar]",
         scenes::NAMES.join("|")
     )
 }
@@ -64,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         broad_phase: BroadPhaseKind::Sap,
         no_sleep: false,
         no_splitter: false,
+        solver: SolverWidth::Wide,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -98,6 +101,13 @@ fn parse_args() -> Result<Args, String> {
             }
             "--no-sleep" => args.no_sleep = true,
             "--no-splitter" => args.no_splitter = true,
+            "--solver" => {
+                args.solver = match value()?.as_str() {
+                    "wide" => SolverWidth::Wide,
+                    "scalar" => SolverWidth::Scalar,
+                    other => return Err(format!("--solver: unknown width {other}")),
+                }
+            }
             "--help" | "-h" => return Err(usage()),
             other => return Err(format!("unknown option {other}\n{}", usage())),
         }
@@ -157,10 +167,11 @@ fn main() {
         broad_phase: args.broad_phase,
         allow_sleeping: !args.no_sleep,
         use_large_island_splitter: !args.no_splitter,
+        solver_width: args.solver,
         ..PhysicsSettings::default()
     };
     println!(
-        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}",
+        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}",
         scene.name,
         scene.dynamic_count(),
         args.steps,
@@ -169,6 +180,7 @@ fn main() {
         args.broad_phase,
         if args.no_sleep { "off" } else { "on" },
         if args.no_splitter { "off" } else { "on" },
+        args.solver,
     );
     println!(
         "machine: {} logical CPUs, {} physical cores ({})",

@@ -16,9 +16,11 @@
 //! the OS schedules them. A batch that panics raises the step's abort flag,
 //! and waiting workers give up (`jobs.rs`).
 
-use super::splitter::{LargeIslandSplitter, BATCH_SIZE, NON_PARALLEL_SPLIT, NUM_SPLITS};
+use super::layout::Layout;
+use super::splitter::NON_PARALLEL_SPLIT;
 use crate::jobs::{backoff, StepCtx};
 use archipelago_layout::CachePadded;
+use archipelago_simd::LANES;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -30,12 +32,18 @@ const PACK_CHAIN_BASE: u32 = 1 << 20;
 
 const NO_STAGE: u32 = u32::MAX;
 
+/// Bundles per claimed batch of a parallel split: 32 constraints, a
+/// couple of microseconds wide, long enough that the claim is noise and
+/// short enough to balance 2–16 workers.
+pub(crate) const BUNDLES_PER_BATCH: u32 = 2;
+
 /// One split of one large island in one iteration: `batches` batches of
-/// [`BATCH_SIZE`] items (one batch with all items for the non-parallel
-/// split), runnable once stage `dep` of the same chain is done.
+/// [`BUNDLES_PER_BATCH`] bundles (one batch with all of it for the
+/// non-parallel split), runnable once stage `dep` of the same chain is
+/// done.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Stage {
-    /// Range of constraints.
+    /// Range of slots (`layout.rs`).
     pub items: (u32, u32),
     pub batches: u32,
     pub dep: u32,
@@ -53,7 +61,7 @@ pub(crate) struct Schedule {
     done: Vec<CachePadded<AtomicU32>>,
     /// Per stage and worker: batches claimed from that worker's home range.
     claims: Vec<CachePadded<AtomicU32>>,
-    /// Packs of small islands: ranges of island indices.
+    /// Packs of small islands: ranges of slots.
     packs: Vec<(u32, u32)>,
     next_pack: CachePadded<AtomicU32>,
 }
@@ -70,21 +78,14 @@ impl Schedule {
     }
 
     /// Lays out `iterations` passes over every split island, then packs the
-    /// islands `first_small..` (`island_size(i)` constraints each).
-    pub fn build(
-        &mut self,
-        splitter: &LargeIslandSplitter,
-        iterations: u32,
-        first_small: usize,
-        num_islands: usize,
-        island_size: impl Fn(usize) -> u32,
-    ) {
+    /// small islands.
+    pub fn build(&mut self, layout: &Layout, iterations: u32) {
         self.stages.clear();
-        for (chain, isl) in splitter.islands.iter().enumerate() {
+        let per_batch = BUNDLES_PER_BATCH * LANES as u32;
+        for (chain, splits) in layout.splits.iter().enumerate() {
             let mut dep = NO_STAGE;
             for iteration in 0..iterations {
-                for s in 0..NUM_SPLITS {
-                    let (start, end) = isl.split(s);
+                for (s, &(start, end)) in splits.iter().enumerate() {
                     if start == end {
                         continue;
                     }
@@ -92,7 +93,7 @@ impl Schedule {
                     let batches = if non_parallel {
                         1
                     } else {
-                        (end - start).div_ceil(BATCH_SIZE as u32)
+                        (end - start).div_ceil(per_batch)
                     };
                     self.stages.push(Stage {
                         items: (start, end),
@@ -110,23 +111,23 @@ impl Schedule {
             self.done.push(CachePadded::new(AtomicU32::new(0)));
         }
         self.packs.clear();
-        let mut start = first_small;
-        let mut items = 0;
-        for i in first_small..num_islands {
-            items += island_size(i);
-            if items >= PACK_ITEMS {
-                self.packs.push((start as u32, i as u32 + 1));
-                start = i + 1;
-                items = 0;
+        if let (Some(first), Some(last)) = (layout.small.first(), layout.small.last()) {
+            // Small islands lie in one run of slots, island after island.
+            let mut start = first.0;
+            for &(_, end) in &layout.small {
+                if end - start >= PACK_ITEMS {
+                    self.packs.push((start, end));
+                    start = end;
+                }
             }
-        }
-        if start < num_islands {
-            self.packs.push((start as u32, num_islands as u32));
+            if start < last.1 {
+                self.packs.push((start, last.1));
+            }
         }
     }
 
-    /// Runs the schedule on all workers: `batch(stage, items)` for every
-    /// batch of every stage, `pack(islands)` for every pack.
+    /// Runs the schedule on all workers: `batch(stage, slots)` for every
+    /// batch of every stage, `pack(slots)` for every pack.
     ///
     /// Each stage's batches are dealt out as one contiguous home range per
     /// worker task, claimed from that range's own counter; a worker that
@@ -198,10 +199,14 @@ impl Schedule {
                         if b >= hi {
                             break;
                         }
+                        let per_batch = BUNDLES_PER_BATCH as usize * LANES;
                         let range = if stage.non_parallel {
                             start..end
                         } else {
-                            start + b * BATCH_SIZE..(start + (b + 1) * BATCH_SIZE).min(end)
+                            // whole bundles: the split's last one ends in
+                            // padding lanes
+                            let end = end.div_ceil(LANES) * LANES;
+                            start + b * per_batch..(start + (b + 1) * per_batch).min(end)
                         };
                         ctx.maybe_inject(name);
                         let t = ctx.now();

@@ -14,8 +14,8 @@
 //!
 //! Constraints are assigned in island order (manifold order, i.e. body-pair
 //! order), so the split of every constraint depends on body indices alone.
-//! Within a split the order is island order again, and batches of
-//! [`BATCH_SIZE`] consecutive items are what workers claim.
+//! Within a split the order is island order again; `layout.rs` puts each
+//! split's items in bundles of 16, which is what workers claim.
 
 /// Islands with at least this many constraints (contacts + joints) are split
 /// (Jolt's `cLargeIslandTreshold`); smaller ones are one job on one worker.
@@ -28,9 +28,6 @@ pub(crate) const NON_PARALLEL_SPLIT: usize = NUM_SPLITS - 1;
 /// A parallel split smaller than this costs more in barrier wait than it
 /// gains (Jolt's `cSplitCombineTreshold`).
 pub(crate) const SPLIT_COMBINE_THRESHOLD: usize = 32;
-/// Constraints per claimed batch (Jolt's `cBatchSize`): big enough that the
-/// atomic claim is noise, small enough to balance 2–16 workers.
-pub(crate) const BATCH_SIZE: usize = 16;
 
 /// A static or kinematic side of an item: it takes no split bit.
 pub(crate) const NO_BODY: u32 = u32::MAX;

@@ -1,0 +1,413 @@
+//! One source for scalar and wide math: [`Real`] is implemented by `f32`
+//! (one lane) and [`F32s`] (every lane), and code written once over
+//! `R: Real` (with [`V3`] and [`M3`]) computes, lane by lane, exactly what
+//! the `f32` instantiation computes: every operation here is a single
+//! IEEE-754 operation (add, sub, mul, div, sqrt, compare) or a select, in
+//! the same order on both sides, and nothing is fused. Rapier's parts
+//! generic over `SimdRealCopy`, or Box2D's one definition behind its scalar
+//! and wide paths, are the model.
+//!
+//! [`Lane`] says where the values of one item come from: [`Wide`] loads all
+//! lanes of a `[f32; LANES]` field, [`One`] one lane of it.
+
+use crate::{F32s, LANES};
+use core::ops::{Add, AddAssign, Div, Mul, Neg, Sub, SubAssign};
+
+/// A float, or [`LANES`] of them, with lane-wise selects for branches.
+pub trait Real:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+{
+    /// A condition per lane.
+    type Mask: Copy;
+    fn splat(v: f32) -> Self;
+    fn sqrt(self) -> Self;
+    fn gt(self, o: Self) -> Self::Mask;
+    fn lt(self, o: Self) -> Self::Mask;
+    fn ge(self, o: Self) -> Self::Mask;
+    fn le(self, o: Self) -> Self::Mask;
+    fn and(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    fn or(a: Self::Mask, b: Self::Mask) -> Self::Mask;
+    fn not(a: Self::Mask) -> Self::Mask;
+    /// `t` where `m` holds, else `f`.
+    fn select(m: Self::Mask, t: Self, f: Self) -> Self;
+    /// Whether `m` holds in any lane.
+    fn any(m: Self::Mask) -> bool;
+
+    #[inline(always)]
+    fn zero() -> Self {
+        Self::splat(0.0)
+    }
+    /// `self > o ? self : o` (so `max(NaN, o)` is `o`).
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        Self::select(self.gt(o), self, o)
+    }
+    /// `self < o ? self : o`.
+    #[inline(always)]
+    fn min(self, o: Self) -> Self {
+        Self::select(self.lt(o), self, o)
+    }
+}
+
+impl Real for f32 {
+    type Mask = bool;
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    #[inline(always)]
+    fn gt(self, o: Self) -> bool {
+        self > o
+    }
+    #[inline(always)]
+    fn lt(self, o: Self) -> bool {
+        self < o
+    }
+    #[inline(always)]
+    fn ge(self, o: Self) -> bool {
+        self >= o
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> bool {
+        self <= o
+    }
+    #[inline(always)]
+    fn and(a: bool, b: bool) -> bool {
+        a & b
+    }
+    #[inline(always)]
+    fn or(a: bool, b: bool) -> bool {
+        a | b
+    }
+    #[inline(always)]
+    fn not(a: bool) -> bool {
+        !a
+    }
+    #[inline(always)]
+    fn select(m: bool, t: Self, f: Self) -> Self {
+        if m {
+            t
+        } else {
+            f
+        }
+    }
+    #[inline(always)]
+    fn any(m: bool) -> bool {
+        m
+    }
+}
+
+impl Real for F32s {
+    type Mask = F32s;
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        F32s::splat(v)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        F32s::sqrt(self)
+    }
+    #[inline(always)]
+    fn gt(self, o: Self) -> F32s {
+        self.simd_gt(o)
+    }
+    #[inline(always)]
+    fn lt(self, o: Self) -> F32s {
+        self.simd_lt(o)
+    }
+    #[inline(always)]
+    fn ge(self, o: Self) -> F32s {
+        self.simd_ge(o)
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> F32s {
+        self.simd_le(o)
+    }
+    #[inline(always)]
+    fn and(a: F32s, b: F32s) -> F32s {
+        a & b
+    }
+    #[inline(always)]
+    fn or(a: F32s, b: F32s) -> F32s {
+        a | b
+    }
+    #[inline(always)]
+    fn not(a: F32s) -> F32s {
+        !a
+    }
+    #[inline(always)]
+    fn select(m: F32s, t: Self, f: Self) -> Self {
+        m.select(t, f)
+    }
+    #[inline(always)]
+    fn any(m: F32s) -> bool {
+        m.any()
+    }
+}
+
+/// A 3-vector of [`Real`]s, with glam's operation order (so the `f32`
+/// instantiation gives glam's `Vec3` results bit for bit).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct V3<R> {
+    pub x: R,
+    pub y: R,
+    pub z: R,
+}
+
+impl<R: Real> V3<R> {
+    #[inline(always)]
+    pub fn new(x: R, y: R, z: R) -> Self {
+        Self { x, y, z }
+    }
+    #[inline(always)]
+    pub fn zero() -> Self {
+        Self::new(R::zero(), R::zero(), R::zero())
+    }
+    #[inline(always)]
+    pub fn splat(v: [f32; 3]) -> Self {
+        Self::new(R::splat(v[0]), R::splat(v[1]), R::splat(v[2]))
+    }
+    /// `(x x') + (y y') + (z z')`, left to right (glam's `dot`).
+    #[inline(always)]
+    pub fn dot(self, o: Self) -> R {
+        (self.x * o.x) + (self.y * o.y) + (self.z * o.z)
+    }
+    /// glam's `cross`, term for term.
+    #[inline(always)]
+    pub fn cross(self, o: Self) -> Self {
+        Self::new(
+            self.y * o.z - o.y * self.z,
+            self.z * o.x - o.z * self.x,
+            self.x * o.y - o.x * self.y,
+        )
+    }
+    #[inline(always)]
+    pub fn scale(self, s: R) -> Self {
+        Self::new(self.x * s, self.y * s, self.z * s)
+    }
+    #[inline(always)]
+    pub fn length_squared(self) -> R {
+        self.dot(self)
+    }
+    /// Lane-wise `t` where `m` holds, else `f`.
+    #[inline(always)]
+    pub fn select(m: R::Mask, t: Self, f: Self) -> Self {
+        Self::new(
+            R::select(m, t.x, f.x),
+            R::select(m, t.y, f.y),
+            R::select(m, t.z, f.z),
+        )
+    }
+}
+
+impl<R: Real> Add for V3<R> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Self::new(self.x + o.x, self.y + o.y, self.z + o.z)
+    }
+}
+
+impl<R: Real> Sub for V3<R> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, o: Self) -> Self {
+        Self::new(self.x - o.x, self.y - o.y, self.z - o.z)
+    }
+}
+
+impl<R: Real> Neg for V3<R> {
+    type Output = Self;
+    #[inline(always)]
+    fn neg(self) -> Self {
+        Self::new(-self.x, -self.y, -self.z)
+    }
+}
+
+impl<R: Real> AddAssign for V3<R> {
+    #[inline(always)]
+    fn add_assign(&mut self, o: Self) {
+        *self = *self + o;
+    }
+}
+
+impl<R: Real> SubAssign for V3<R> {
+    #[inline(always)]
+    fn sub_assign(&mut self, o: Self) {
+        *self = *self - o;
+    }
+}
+
+/// A 3×3 matrix of [`Real`]s by columns, with glam's `Mat3 * Vec3` order.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct M3<R> {
+    pub x_axis: V3<R>,
+    pub y_axis: V3<R>,
+    pub z_axis: V3<R>,
+}
+
+impl<R: Real> M3<R> {
+    /// `(x_axis v.x + y_axis v.y) + z_axis v.z` (glam's `mul_vec3`).
+    #[inline(always)]
+    pub fn mul_vec(&self, v: V3<R>) -> V3<R> {
+        self.x_axis.scale(v.x) + self.y_axis.scale(v.y) + self.z_axis.scale(v.z)
+    }
+}
+
+/// Which lanes of `[f32; LANES]` fields an item's values live in.
+pub trait Lane: Copy {
+    type R: Real;
+    fn load(self, field: &[f32; LANES]) -> Self::R;
+    fn store(self, field: &mut [f32; LANES], v: Self::R);
+    #[inline(always)]
+    fn load3(self, f: &[[f32; LANES]; 3]) -> V3<Self::R> {
+        V3::new(self.load(&f[0]), self.load(&f[1]), self.load(&f[2]))
+    }
+    #[inline(always)]
+    fn store3(self, f: &mut [[f32; LANES]; 3], v: V3<Self::R>) {
+        self.store(&mut f[0], v.x);
+        self.store(&mut f[1], v.y);
+        self.store(&mut f[2], v.z);
+    }
+}
+
+/// Every lane at once.
+#[derive(Clone, Copy, Debug)]
+pub struct Wide;
+
+/// One lane.
+#[derive(Clone, Copy, Debug)]
+pub struct One(pub usize);
+
+impl Lane for Wide {
+    type R = F32s;
+    #[inline(always)]
+    fn load(self, field: &[f32; LANES]) -> F32s {
+        F32s::new(*field)
+    }
+    #[inline(always)]
+    fn store(self, field: &mut [f32; LANES], v: F32s) {
+        *field = v.to_array();
+    }
+}
+
+impl Lane for One {
+    type R = f32;
+    #[inline(always)]
+    fn load(self, field: &[f32; LANES]) -> f32 {
+        field[self.0]
+    }
+    #[inline(always)]
+    fn store(self, field: &mut [f32; LANES], v: f32) {
+        field[self.0] = v;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testrng::Rng;
+
+    /// A little of everything, written once: the wide result of each lane
+    /// equals the scalar result on that lane's inputs, bit for bit.
+    fn kernel<L: Lane>(
+        l: L,
+        a: &[[f32; LANES]; 3],
+        b: &[[f32; LANES]; 3],
+        s: &[f32; LANES],
+    ) -> V3<L::R> {
+        let (va, vb, k) = (l.load3(a), l.load3(b), l.load(s));
+        let c = va.cross(vb).scale(k) - vb;
+        let d = va.dot(c);
+        let m = M3 {
+            x_axis: va,
+            y_axis: vb,
+            z_axis: c,
+        };
+        let r = m.mul_vec(V3::new(d, k, d / (k * k + L::R::splat(1.0))));
+        let big = d.gt(L::R::splat(0.0));
+        let clamped = (r.x.max(-k)).min(k.sqrt().max(L::R::zero()));
+        V3::select(big, V3::new(clamped, r.y, r.z), -r)
+    }
+
+    #[test]
+    fn one_source_gives_bit_identical_lanes() {
+        let mut rng = Rng(17);
+        for _ in 0..2000 {
+            let a = [
+                rng.lanes(-9.0, 9.0),
+                rng.lanes(-9.0, 9.0),
+                rng.lanes(-9.0, 9.0),
+            ];
+            let b = [
+                rng.lanes(-9.0, 9.0),
+                rng.lanes(-9.0, 9.0),
+                rng.lanes(-9.0, 9.0),
+            ];
+            let s = rng.lanes(-2.0, 4.0);
+            let w = kernel(Wide, &a, &b, &s);
+            let (x, y, z) = (w.x.to_array(), w.y.to_array(), w.z.to_array());
+            for i in 0..LANES {
+                let one = kernel(One(i), &a, &b, &s);
+                assert_eq!(
+                    [x[i].to_bits(), y[i].to_bits(), z[i].to_bits()],
+                    [one.x.to_bits(), one.y.to_bits(), one.z.to_bits()],
+                    "lane {i}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn v3_matches_glam_bit_for_bit() {
+        let mut rng = Rng(5);
+        for _ in 0..5000 {
+            let a = glam::Vec3::new(
+                rng.range(-9.0, 9.0),
+                rng.range(-9.0, 9.0),
+                rng.range(-9.0, 9.0),
+            );
+            let b = glam::Vec3::new(
+                rng.range(-9.0, 9.0),
+                rng.range(-9.0, 9.0),
+                rng.range(-9.0, 9.0),
+            );
+            let c = glam::Vec3::new(
+                rng.range(-9.0, 9.0),
+                rng.range(-9.0, 9.0),
+                rng.range(-9.0, 9.0),
+            );
+            let v = |g: glam::Vec3| V3::<f32>::new(g.x, g.y, g.z);
+            assert_eq!(v(a).dot(v(b)).to_bits(), a.dot(b).to_bits());
+            let cr = v(a).cross(v(b));
+            let g = a.cross(b);
+            assert_eq!(
+                [cr.x, cr.y, cr.z].map(f32::to_bits),
+                g.to_array().map(f32::to_bits)
+            );
+            let m = glam::Mat3::from_cols(a, b, c);
+            let mm = M3 {
+                x_axis: v(a),
+                y_axis: v(b),
+                z_axis: v(c),
+            };
+            let r = mm.mul_vec(v(b));
+            let gr = m * b;
+            assert_eq!(
+                [r.x, r.y, r.z].map(f32::to_bits),
+                gr.to_array().map(f32::to_bits)
+            );
+        }
+    }
+}
