@@ -40,6 +40,18 @@ impl<'a, T> Disjoint<'a, T> {
         }
     }
 
+    /// The first element, for SIMD gathers and scatters (which must stay
+    /// below [`len`](Self::len) and keep the `get`/`set` contracts).
+    #[inline(always)]
+    pub fn as_mut_ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
     /// The elements `start..end` as an exclusive slice.
     ///
     /// # Safety

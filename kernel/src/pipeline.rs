@@ -256,6 +256,8 @@ impl PhysicsSystem {
         stats.islands = islands.num_islands() as u32;
         stats.large_islands = split.large_islands;
         stats.split_items = split.split_items;
+        stats.constraints_wide = split.wide;
+        stats.constraints_scalar = split.scalar;
         stats.splits = split.split_items.iter().filter(|&&n| n > 0).count() as u32;
         stats.body_pairs = self.pairs.len() as u32;
         stats.manifolds = manifolds.len() as u32;

@@ -139,6 +139,12 @@ pub struct StepStats {
     /// Constraints per split, summed over the large islands; index 31 is
     /// the non-parallel split (last collision step).
     pub split_items: [u32; crate::solver::splitter::NUM_SPLITS],
+    /// Contact constraints solved 16 lanes wide (bundles of a parallel
+    /// split or of a small-island pack's colour; last collision step).
+    pub constraints_wide: u32,
+    /// Contact constraints solved one lane at a time (non-parallel split,
+    /// overflow colours; last collision step).
+    pub constraints_scalar: u32,
 }
 
 impl StepStats {

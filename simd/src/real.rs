@@ -39,6 +39,14 @@ pub trait Real:
     fn select(m: Self::Mask, t: Self, f: Self) -> Self;
     /// Whether `m` holds in any lane.
     fn any(m: Self::Mask) -> bool;
+    /// Whether `m` holds in every lane.
+    fn all(m: Self::Mask) -> bool;
+    /// Lanes that are neither infinite nor NaN.
+    fn finite(self) -> Self::Mask;
+    fn abs(self) -> Self;
+    /// `c - a b`, fused (one rounding) where the target has FMA, as glam's
+    /// SSE `Vec3A::cross` computes it.
+    fn neg_mul_add(a: Self, b: Self, c: Self) -> Self;
 
     #[inline(always)]
     fn zero() -> Self {
@@ -106,6 +114,26 @@ impl Real for f32 {
     fn any(m: bool) -> bool {
         m
     }
+    #[inline(always)]
+    fn all(m: bool) -> bool {
+        m
+    }
+    #[inline(always)]
+    fn finite(self) -> bool {
+        self.is_finite()
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        f32::abs(self)
+    }
+    #[inline(always)]
+    fn neg_mul_add(a: Self, b: Self, c: Self) -> Self {
+        if cfg!(target_feature = "fma") {
+            (-a).mul_add(b, c)
+        } else {
+            c - a * b
+        }
+    }
 }
 
 impl Real for F32s {
@@ -154,6 +182,22 @@ impl Real for F32s {
     fn any(m: F32s) -> bool {
         m.any()
     }
+    #[inline(always)]
+    fn all(m: F32s) -> bool {
+        m.all()
+    }
+    #[inline(always)]
+    fn finite(self) -> F32s {
+        self.is_finite()
+    }
+    #[inline(always)]
+    fn abs(self) -> Self {
+        F32s::abs(self)
+    }
+    #[inline(always)]
+    fn neg_mul_add(a: Self, b: Self, c: Self) -> Self {
+        a.mul_neg_add(b, c)
+    }
 }
 
 /// A 3-vector of [`Real`]s, with glam's operation order (so the `f32`
@@ -191,6 +235,21 @@ impl<R: Real> V3<R> {
             self.z * o.x - o.z * self.x,
             self.x * o.y - o.x * self.y,
         )
+    }
+    /// glam's SSE `Vec3A::cross` (and so `Quat * Vec3`'s cross): each
+    /// component `c - a b` with the second product fused.
+    #[inline(always)]
+    pub fn cross_fused(self, o: Self) -> Self {
+        Self::new(
+            R::neg_mul_add(o.y, self.z, self.y * o.z),
+            R::neg_mul_add(o.z, self.x, self.z * o.x),
+            R::neg_mul_add(o.x, self.y, self.x * o.y),
+        )
+    }
+    /// Each component divided by `s` (glam's `Vec3 / f32`).
+    #[inline(always)]
+    pub fn div_by(self, s: R) -> Self {
+        Self::new(self.x / s, self.y / s, self.z / s)
     }
     #[inline(always)]
     pub fn scale(self, s: R) -> Self {
@@ -257,7 +316,80 @@ pub struct M3<R> {
     pub z_axis: V3<R>,
 }
 
+/// A rotation quaternion `(x, y, z, w)` of [`Real`]s.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Q4<R> {
+    pub x: R,
+    pub y: R,
+    pub z: R,
+    pub w: R,
+}
+
+impl<R: Real> Q4<R> {
+    /// `q * v` exactly as glam's SSE `Quat::mul_vec3`:
+    /// `(v (w² − b·b) + b (2 v·b)) + (b × v)(2w)`, `b = (x, y, z)`.
+    #[inline(always)]
+    pub fn rotate(self, v: V3<R>) -> V3<R> {
+        let b = V3::new(self.x, self.y, self.z);
+        let two = R::splat(2.0);
+        let b2 = b.dot(b);
+        v.scale(self.w * self.w - b2)
+            + b.scale(v.dot(b) * two)
+            + b.cross_fused(v).scale(self.w * two)
+    }
+}
+
 impl<R: Real> M3<R> {
+    /// glam's `Mat3::determinant`: `x · (y × z)`.
+    #[inline(always)]
+    pub fn determinant(&self) -> R {
+        self.x_axis.dot(self.y_axis.cross(self.z_axis))
+    }
+    /// glam's `Mat3::inverse`, term for term (no check: see
+    /// [`is_finite`](Self::is_finite)).
+    #[inline(always)]
+    pub fn inverse(&self) -> Self {
+        let tmp0 = self.y_axis.cross(self.z_axis);
+        let tmp1 = self.z_axis.cross(self.x_axis);
+        let tmp2 = self.x_axis.cross(self.y_axis);
+        let inv_det = R::splat(1.0) / self.x_axis.dot(tmp0);
+        let (a, b, c) = (
+            tmp0.scale(inv_det),
+            tmp1.scale(inv_det),
+            tmp2.scale(inv_det),
+        );
+        // transpose
+        M3 {
+            x_axis: V3::new(a.x, b.x, c.x),
+            y_axis: V3::new(a.y, b.y, c.y),
+            z_axis: V3::new(a.z, b.z, c.z),
+        }
+    }
+    /// Lanes whose nine entries are all finite.
+    #[inline(always)]
+    pub fn finite(&self) -> R::Mask {
+        let f = |v: V3<R>| R::and(R::and(v.x.finite(), v.y.finite()), v.z.finite());
+        R::and(R::and(f(self.x_axis), f(self.y_axis)), f(self.z_axis))
+    }
+    /// Column-wise sum (glam's `Mat3 + Mat3`).
+    #[inline(always)]
+    pub fn add(&self, o: &Self) -> Self {
+        M3 {
+            x_axis: self.x_axis + o.x_axis,
+            y_axis: self.y_axis + o.y_axis,
+            z_axis: self.z_axis + o.z_axis,
+        }
+    }
+    /// `a bᵀ`: columns `a b.x`, `a b.y`, `a b.z`.
+    #[inline(always)]
+    pub fn outer(a: V3<R>, b: V3<R>) -> Self {
+        M3 {
+            x_axis: a.scale(b.x),
+            y_axis: a.scale(b.y),
+            z_axis: a.scale(b.z),
+        }
+    }
+
     /// `(x_axis v.x + y_axis v.y) + z_axis v.z` (glam's `mul_vec3`).
     #[inline(always)]
     pub fn mul_vec(&self, v: V3<R>) -> V3<R> {
@@ -408,6 +540,23 @@ mod tests {
                 [r.x, r.y, r.z].map(f32::to_bits),
                 gr.to_array().map(f32::to_bits)
             );
+            let bits = |x: V3<f32>| [x.x, x.y, x.z].map(f32::to_bits);
+            assert_eq!(mm.determinant().to_bits(), m.determinant().to_bits());
+            let (i, gi) = (mm.inverse(), m.inverse());
+            assert_eq!(bits(i.x_axis), gi.x_axis.to_array().map(f32::to_bits));
+            assert_eq!(bits(i.y_axis), gi.y_axis.to_array().map(f32::to_bits));
+            assert_eq!(bits(i.z_axis), gi.z_axis.to_array().map(f32::to_bits));
+            let fused = v(a).cross_fused(v(b));
+            let ga = glam::Vec3A::from(a).cross(glam::Vec3A::from(b));
+            assert_eq!(bits(fused), ga.to_array().map(f32::to_bits));
+            let q = glam::Quat::from_xyzw(a.x, a.y, a.z, c.x).normalize();
+            let qq = Q4 {
+                x: q.x,
+                y: q.y,
+                z: q.z,
+                w: q.w,
+            };
+            assert_eq!(bits(qq.rotate(v(b))), (q * b).to_array().map(f32::to_bits));
         }
     }
 }

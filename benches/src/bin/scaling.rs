@@ -351,14 +351,18 @@ fn main() {
     }
     let last = &rows[rows.len() - 1].stats;
     println!(
-        "last step: body pairs {}, contact points {}, large islands {}, splits {}, split 31 items {}, dropped pairs/manifolds {}/{}",
+        "last step: body pairs {}, contact points {}, large islands {}, splits {}, split 31 items {}, dropped pairs/manifolds {}/{}, constraints solved wide {} ({:.0}%) / scalar {}",
         last.body_pairs,
         last.contact_points,
         last.large_islands,
         last.splits,
         last.split_items[31],
         last.body_pairs_dropped,
-        last.manifolds_dropped
+        last.manifolds_dropped,
+        last.constraints_wide,
+        100.0 * last.constraints_wide as f64
+            / (last.constraints_wide + last.constraints_scalar).max(1) as f64,
+        last.constraints_scalar,
     );
     for r in &rows {
         let split: Vec<String> = phase_percentages(&r.phases)

@@ -18,6 +18,7 @@ use archipelago_simd::{F32s, Lane, One, Wide, LANES, V3};
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(32))]
 pub(crate) struct BodyVelocity {
+    // field order and the 32-byte size are what the gathers index
     pub lin: Vec3,
     pub ang: Vec3,
 }
@@ -121,7 +122,75 @@ impl BodyLanes for One {
     }
 }
 
+/// Floats per [`BodyVelocity`] record (lin x, y, z, ang x, y, z, padding).
+const RECORD_FLOATS: u32 = 8;
+
+/// Six lanes (linear and angular x, y, z) of 16 records, by AVX-512
+/// gathers: one instruction per component instead of 96 scalar loads and
+/// stores and six vector loads that cannot be forwarded from them.
+/// Measured on the pyramid: the velocity solve 2.4 -> XX ms.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+#[inline(always)]
+unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32s>, V3<F32s>) {
+    use core::arch::x86_64::*;
+    debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
+    // SAFETY: avx512f is enabled at compile time (cfg); the indices are
+    // body slots below the array's length, so every gathered float lies in
+    // a record of the array; no concurrent writer (caller).
+    unsafe {
+        let base = vel.as_mut_ptr() as *const f32;
+        let offsets = _mm512_mullo_epi32(
+            _mm512_loadu_si512(idx.as_ptr() as *const __m512i),
+            _mm512_set1_epi32(RECORD_FLOATS as i32),
+        );
+        let g = |c: usize| -> F32s {
+            core::mem::transmute(_mm512_i32gather_ps::<4>(offsets, base.add(c)))
+        };
+        (V3::new(g(0), g(1), g(2)), V3::new(g(3), g(4), g(5)))
+    }
+}
+
+/// Writes back the lanes whose inverse mass is positive, by masked AVX-512
+/// scatters (lanes at the zero slot or a kinematic body are masked out).
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+#[inline(always)]
+unsafe fn scatter_side(
+    vel: &Velocities,
+    idx: &[u32; LANES],
+    inv_mass: &[f32; LANES],
+    lin: V3<F32s>,
+    ang: V3<F32s>,
+) {
+    use core::arch::x86_64::*;
+    debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
+    // SAFETY: avx512f is enabled at compile time (cfg); every unmasked
+    // index is a body slot below the array's length; the unmasked lanes'
+    // bodies are distinct and this call's alone (caller).
+    unsafe {
+        let base = vel.as_mut_ptr() as *mut f32;
+        let offsets = _mm512_mullo_epi32(
+            _mm512_loadu_si512(idx.as_ptr() as *const __m512i),
+            _mm512_set1_epi32(RECORD_FLOATS as i32),
+        );
+        let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
+            _mm512_loadu_ps(inv_mass.as_ptr()),
+            _mm512_setzero_ps(),
+        );
+        if mask == 0 {
+            return;
+        }
+        for (c, v) in [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]
+            .into_iter()
+            .enumerate()
+        {
+            let v: __m512 = core::mem::transmute(v);
+            _mm512_mask_i32scatter_ps::<4>(base.add(c), mask, offsets, v);
+        }
+    }
+}
+
 /// Six lane arrays from 16 records (the transpose happens in these stores).
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
 #[inline(always)]
 unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32s>, V3<F32s>) {
     let mut c = [[0f32; LANES]; 6];
@@ -139,6 +208,7 @@ unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32s>, V3<F32
     (V3::new(f(0), f(1), f(2)), V3::new(f(3), f(4), f(5)))
 }
 
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
 #[inline(always)]
 unsafe fn scatter_side(
     vel: &Velocities,

@@ -52,7 +52,7 @@ use archipelago_simd::{One, Wide, LANES};
 use bodies::{BodyLanes, BodyVelocity};
 use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep};
 use contact::position::{lane_used, solve_position, Poses};
-use contact::prepare::{build_constraint, pad_lane, write_lane};
+use contact::prepare::{gather, prepare, SetupRows};
 use contact::solve::{solve, warm_start};
 use layout::{Layout, PADDING};
 use schedule::Schedule;
@@ -81,6 +81,9 @@ const WRITE_BACK_CHUNK: usize = 256;
 pub(crate) struct SplitStats {
     pub large_islands: u32,
     pub split_items: [u32; NUM_SPLITS],
+    /// Constraints in wide bundles, and solved lane by lane.
+    pub wide: u32,
+    pub scalar: u32,
 }
 
 /// Preallocated solver state.
@@ -218,7 +221,10 @@ impl ContactSolver {
             self.small_ranges
                 .extend_from_slice(&self.island_ranges[large..]);
             self.layout
-                .build(&self.order, &self.splitter, &self.small_ranges);
+                .build(&self.order, &self.splitter, &self.small_ranges, |m| {
+                    manifolds[m as usize].count
+                });
+            (stats.wide, stats.scalar) = self.layout.widths();
             self.velocity_schedule
                 .build(&self.layout, settings.velocity_iterations + 1);
             self.position_schedule
@@ -278,11 +284,13 @@ impl ContactSolver {
         let refs = Disjoint::new(&mut self.refs);
         let impulses = Disjoint::new(&mut self.impulses);
         let (vel, slots) = (&self.vel[..], &self.layout.slot_manifold[..]);
+        let width = settings.solver_width;
         ctx.par_chunks_mut(
             "build constraints",
             &mut self.prestep,
             SETUP_BUNDLES,
             |first, chunk| {
+                let mut rows = SetupRows::new();
                 for (k, p) in chunk.iter_mut().enumerate() {
                     let b = first + k;
                     // SAFETY: bundle `b` is this job's alone.
@@ -292,17 +300,23 @@ impl ContactSolver {
                             &mut impulses.slice_mut(b, b + 1)[0],
                         )
                     };
-                    for lane in 0..LANES {
-                        let mi = slots[b * LANES + lane];
-                        if mi == PADDING {
-                            pad_lane(zero as u32, lane, r, p, imp);
-                            continue;
+                    let lanes: &[u32; LANES] = slots[b * LANES..(b + 1) * LANES]
+                        .try_into()
+                        .expect("whole bundles");
+                    gather(lanes, bodies, manifolds, vel, zero, &mut rows, r);
+                    match width {
+                        SolverWidth::Wide => prepare(Wide, &rows, settings, dt, p, imp),
+                        SolverWidth::Scalar => {
+                            for lane in 0..LANES {
+                                prepare(One(lane), &rows, settings, dt, p, imp);
+                            }
                         }
-                        let m = &manifolds[mi as usize];
-                        let c = build_constraint(bodies, vel, zero, m, settings, dt);
-                        write_lane(&c, lane, r, p, imp);
-                        // SAFETY: a manifold is in at most one slot.
-                        unsafe { map.set(mi as usize, (b * LANES + lane) as u32) };
+                    }
+                    for (lane, &mi) in lanes.iter().enumerate() {
+                        if mi != PADDING {
+                            // SAFETY: a manifold is in at most one slot.
+                            unsafe { map.set(mi as usize, (b * LANES + lane) as u32) };
+                        }
                     }
                 }
                 0

@@ -4,12 +4,13 @@
 //! velocities do not.
 
 use super::batch::ContactPrestep;
-use super::prepare::Axis;
+use super::prepare::axis_row;
 use crate::body::Bodies;
 use crate::disjoint::Disjoint;
 use crate::math::{Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
+use archipelago_simd::{M3, V3};
 
 /// Poses during the position solve: dynamic bodies' in the solver's
 /// arrays (written by several workers at disjoint bodies), the others read
@@ -55,21 +56,45 @@ pub(crate) unsafe fn solve_position(
         }
         let error = separation.max(-s.max_penetration_distance);
         let mid = 0.5 * (pa + pb);
-        let axis = Axis::new(mid - xa, mid - xb, n, ima, imb, &ia, &ib);
+        let axis = axis_row(
+            v3(mid - xa),
+            v3(mid - xb),
+            v3(n),
+            ima,
+            imb,
+            &m3(ia),
+            &m3(ib),
+        );
         let lambda = -s.baumgarte * error * axis.mass;
         // SAFETY: dynamic bodies are this call's alone (caller).
         unsafe {
             if dyn_a {
                 poses.pos.set(a, xa - n * (lambda * ima));
-                let q = Quat::from_scaled_axis(-axis.inv_i_ra_x * lambda) * qa;
+                let q = Quat::from_scaled_axis(-vec3(axis.ia_ra_x) * lambda) * qa;
                 poses.rot.set(a, q.normalize());
             }
             if dyn_b {
                 poses.pos.set(b, xb + n * (lambda * imb));
-                let q = Quat::from_scaled_axis(axis.inv_i_rb_x * lambda) * qb;
+                let q = Quat::from_scaled_axis(vec3(axis.ib_rb_x) * lambda) * qb;
                 poses.rot.set(b, q.normalize());
             }
         }
+    }
+}
+
+fn v3(v: Vec3) -> V3<f32> {
+    V3::new(v.x, v.y, v.z)
+}
+
+fn vec3(v: V3<f32>) -> Vec3 {
+    Vec3::new(v.x, v.y, v.z)
+}
+
+fn m3(m: crate::math::Mat3) -> M3<f32> {
+    M3 {
+        x_axis: v3(m.x_axis),
+        y_axis: v3(m.y_axis),
+        z_axis: v3(m.z_axis),
     }
 }
 

@@ -41,9 +41,13 @@ fn apply_angular<R: Real>(v: &mut PairVelocity<R>, ia: V3<R>, ib: V3<R>, lambda:
     v.wb += ib.scale(lambda);
 }
 
-/// The pair velocity where `m` holds, else `old`.
+/// The pair velocity where `m` holds, else `old` (no blend at all when
+/// `m` holds in every lane, as in a bundle of like manifolds).
 #[inline(always)]
 fn keep<R: Real>(m: R::Mask, new: PairVelocity<R>, old: PairVelocity<R>) -> PairVelocity<R> {
+    if R::all(m) {
+        return new;
+    }
     PairVelocity {
         va: V3::select(m, new.va, old.va),
         wa: V3::select(m, new.wa, old.wa),
@@ -220,7 +224,8 @@ pub(crate) fn solve<L: Lane>(
             *v = keep(block_done, next, *v);
         }
     }
-    let gauss_seidel = L::R::not(block_done);
+    // (padding lanes, no points, need neither)
+    let gauss_seidel = L::R::and(L::R::not(block_done), count.gt(zero));
     if L::R::any(gauss_seidel) {
         for (k, (row, nk)) in p.points.iter().zip(normal.iter_mut()).enumerate() {
             let active = L::R::and(gauss_seidel, has_point(count, k));
@@ -244,7 +249,7 @@ pub(crate) fn solve<L: Lane>(
         if L::R::any(refit) {
             let mut f = V3::zero();
             for (k, &nk) in normal.iter().enumerate() {
-                let next = f + l.load3(&b.a_cols[k]).scale(nk);
+                let next = f + l.load3(&p.block_a_cols[k]).scale(nk);
                 f = V3::select(has_point(count, k), next, f);
             }
             let old_f = l.load3(&imp.block_f);
