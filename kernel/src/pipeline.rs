@@ -228,7 +228,7 @@ impl PhysicsSystem {
         });
 
         faults += ctx.phase("position_solve", &mut times.position_solve, || {
-            self.solver.solve_positions(ctx, bodies, manifolds, &s)
+            self.solver.solve_positions(ctx, bodies, &s)
         });
 
         if let Some(sleep_dt) = sleep_dt {

@@ -47,9 +47,9 @@ impl Capacities {
     /// less). Nothing grows later but a few scratch lists sized by the
     /// largest step seen. Measured on x86-64 (a test holds the estimate to
     /// within 10% of the allocator's count): ~920 B per body, ~330 B per
-    /// body pair, ~1.6 kB per contact constraint (most of it the solver's
-    /// bundles, room for every split's padding), plus ~0.2 MB; the default
-    /// capacities come to ~65 MB.
+    /// body pair, ~2.0 kB per contact constraint (most of it the solver's
+    /// bundles, with room for every split's padding), plus ~0.2 MB; the
+    /// default capacities come to ~72 MB.
     pub fn memory_bytes(&self) -> usize {
         self.max_bodies
             .saturating_mul(BYTES_PER_BODY)
@@ -66,8 +66,8 @@ impl Capacities {
 /// [`Capacities::memory_bytes`]).
 const BYTES_PER_BODY: usize = 916;
 const BYTES_PER_PAIR: usize = 330;
-const BYTES_PER_CONTACT: usize = 1635;
-const FIXED_BYTES: usize = 220_000;
+const BYTES_PER_CONTACT: usize = 2003;
+const FIXED_BYTES: usize = 226_000;
 
 /// How the solver runs a bundle of constraints (see
 /// [`PhysicsSettings::solver_width`]).

@@ -50,9 +50,9 @@ use crate::narrowphase::Manifold;
 use crate::settings::{PhysicsSettings, SolverWidth};
 use archipelago_simd::{One, Wide, LANES};
 use bodies::{BodyLanes, BodyVelocity};
-use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep};
-use contact::position::{lane_used, solve_position, Poses};
-use contact::prepare::{gather, prepare, SetupRows};
+use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
+use contact::position::{lane_used, solve_position, PoseLanes, Poses};
+use contact::prepare::{gather, prepare, prepare_positions, SetupRows};
 use contact::solve::{solve, warm_start};
 use layout::{Layout, PADDING};
 use schedule::Schedule;
@@ -100,7 +100,8 @@ pub(crate) struct ContactSolver {
     /// split island, split after split.
     order: Vec<u32>,
     zero_slot: u32,
-    /// Poses during the position solve, per body slot.
+    /// Poses during the position solve, per body slot, plus the zero slot
+    /// (static sides' poses come from the position prestep).
     pos: Vec<Vec3>,
     rot: Vec<Quat>,
     splitter: LargeIslandSplitter,
@@ -111,6 +112,7 @@ pub(crate) struct ContactSolver {
     refs: Vec<BundleBodies>,
     prestep: Vec<ContactPrestep>,
     impulses: Vec<ContactImpulses>,
+    positions: Vec<PositionPrestep>,
     velocity_schedule: Schedule,
     position_schedule: Schedule,
 }
@@ -131,14 +133,15 @@ impl ContactSolver {
             vel: vec![BodyVelocity::default(); max_bodies + 1],
             order: Vec::with_capacity(max_contact_constraints),
             zero_slot: max_bodies as u32,
-            pos: vec![Vec3::ZERO; max_bodies],
-            rot: vec![Quat::IDENTITY; max_bodies],
+            pos: vec![Vec3::ZERO; max_bodies + 1],
+            rot: vec![Quat::IDENTITY; max_bodies + 1],
             splitter: LargeIslandSplitter::new(max_bodies, max_contact_constraints),
             item_bodies: Vec::with_capacity(max_contact_constraints),
             layout: Layout::new(max_contact_constraints, max_bodies),
             refs: Vec::with_capacity(bundles),
             prestep: Vec::with_capacity(bundles),
             impulses: Vec::with_capacity(bundles),
+            positions: Vec::with_capacity(bundles),
             velocity_schedule: Schedule::new(),
             position_schedule: Schedule::new(),
         }
@@ -280,9 +283,11 @@ impl ContactSolver {
         self.refs.resize(n, bytemuck::Zeroable::zeroed());
         self.prestep.resize(n, bytemuck::Zeroable::zeroed());
         self.impulses.resize(n, bytemuck::Zeroable::zeroed());
+        self.positions.resize(n, bytemuck::Zeroable::zeroed());
         let map = Disjoint::new(&mut self.manifold_slot);
         let refs = Disjoint::new(&mut self.refs);
         let impulses = Disjoint::new(&mut self.impulses);
+        let positions = Disjoint::new(&mut self.positions);
         let (vel, slots) = (&self.vel[..], &self.layout.slot_manifold[..]);
         let width = settings.solver_width;
         ctx.par_chunks_mut(
@@ -294,16 +299,18 @@ impl ContactSolver {
                 for (k, p) in chunk.iter_mut().enumerate() {
                     let b = first + k;
                     // SAFETY: bundle `b` is this job's alone.
-                    let (r, imp) = unsafe {
+                    let (r, imp, pp) = unsafe {
                         (
                             &mut refs.slice_mut(b, b + 1)[0],
                             &mut impulses.slice_mut(b, b + 1)[0],
+                            &mut positions.slice_mut(b, b + 1)[0],
                         )
                     };
                     let lanes: &[u32; LANES] = slots[b * LANES..(b + 1) * LANES]
                         .try_into()
                         .expect("whole bundles");
                     gather(lanes, bodies, manifolds, vel, zero, &mut rows, r);
+                    prepare_positions(&rows, pp);
                     match width {
                         SolverWidth::Wide => prepare(Wide, &rows, settings, dt, p, imp),
                         SolverWidth::Scalar => {
@@ -453,7 +460,7 @@ impl ContactSolver {
     }
 
     /// Position iterations (after integration), on the manifolds' local
-    /// points, with the same splits and packs as the velocity solve. A body
+    /// points (copied into the position prestep at setup), with the same splits and packs as the velocity solve. A body
     /// whose corrected pose is non-finite keeps its pose from before the
     /// corrections and is flagged faulted (`quarantine.rs`); returns how
     /// many were.
@@ -461,7 +468,6 @@ impl ContactSolver {
         &mut self,
         ctx: &StepCtx,
         bodies: &mut Bodies,
-        manifolds: &[Manifold],
         settings: &PhysicsSettings,
     ) -> u32 {
         if settings.position_iterations == 0 || self.order.is_empty() {
@@ -485,28 +491,56 @@ impl ContactSolver {
             let poses = Poses {
                 pos: Disjoint::new(&mut self.pos),
                 rot: Disjoint::new(&mut self.rot),
-                bodies,
             };
-            let (prestep, slots) = (&self.prestep, &self.layout.slot_manifold);
+            let (refs, prestep, positions) =
+                (&self.refs[..], &self.prestep[..], &self.positions[..]);
             let iterations = settings.position_iterations;
+            let width = settings.solver_width;
+            // One lane after another; the schedule gives each range's slots
+            // and dynamic bodies to one worker at a time (as in the velocity
+            // solve: same splits, barriers and islands).
             let lanes = |range: Range<usize>| {
                 for s in range {
                     let (b, l) = bundle_lane(s);
-                    let mi = slots[s];
-                    if mi == PADDING {
+                    let p = &prestep[b];
+                    if !lane_used(p, l) {
                         continue;
                     }
-                    // SAFETY: as in the velocity solve (same splits,
-                    // barriers and islands).
+                    let (r, pp, one) = (&refs[b], &positions[b], One(l));
+                    // SAFETY: the slot's dynamic bodies are this worker's
+                    // alone (the schedule).
                     unsafe {
-                        solve_position(&prestep[b], l, &manifolds[mi as usize], &poses, settings)
-                    };
+                        let mut pose = one.gather_poses(&poses, &r.a, &r.b, pp);
+                        solve_position(one, p, pp, &mut pose, settings);
+                        one.scatter_poses(&poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
+                    }
+                }
+            };
+            let bundles = |range: Range<usize>| {
+                if width == SolverWidth::Scalar {
+                    return lanes(range);
+                }
+                for b in range.start / LANES..range.end / LANES {
+                    let (r, p, pp) = (&refs[b], &prestep[b], &positions[b]);
+                    // SAFETY: the bundle's lanes' dynamic bodies (distinct:
+                    // one split) are this worker's alone (the schedule).
+                    unsafe {
+                        let mut pose = Wide.gather_poses(&poses, &r.a, &r.b, pp);
+                        solve_position(Wide, p, pp, &mut pose, settings);
+                        Wide.scatter_poses(&poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
+                    }
                 }
             };
             self.position_schedule.run(
                 ctx,
                 "position batch",
-                |_, range| lanes(range),
+                |stage, range| {
+                    if stage.non_parallel {
+                        lanes(range)
+                    } else {
+                        bundles(range)
+                    }
+                },
                 |range| {
                     for _ in 0..iterations {
                         lanes(range.clone());

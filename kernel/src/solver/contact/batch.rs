@@ -119,3 +119,23 @@ pub(crate) struct ContactImpulses {
     /// The face block's accumulated reduced impulse.
     pub block_f: Row3,
 }
+
+/// What the position solve reads besides the prestep: the manifold's
+/// body-local points, the world inverse inertias (as at the step's start),
+/// and the poses of static sides (which never move).
+#[derive(Clone, Copy, Pod, Zeroable)]
+#[repr(C, align(64))]
+pub(crate) struct PositionPrestep {
+    pub local_a: [Row3; POINTS],
+    pub local_b: [Row3; POINTS],
+    /// World inverse inertias by columns.
+    pub ia: [Row3; 3],
+    pub ib: [Row3; 3],
+    /// 1 where the side is a static body, whose pose follows.
+    pub static_a: Row,
+    pub static_b: Row,
+    pub xa: Row3,
+    pub qa: [Row; 4],
+    pub xb: Row3,
+    pub qb: [Row; 4],
+}

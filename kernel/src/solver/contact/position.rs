@@ -1,100 +1,406 @@
-//! The position solve of one contact (after integration): Baumgarte
-//! pushes on every point, along the constraint's normal, re-evaluated from
-//! the manifold's body-local points at the current poses; poses move,
-//! velocities do not.
+//! The position solve of contacts (after integration), written once over
+//! [`Lane`]: Baumgarte pushes on every point along the constraint's
+//! normal, re-evaluated from the manifold's body-local points at the
+//! current poses; poses move, velocities do not.
+//!
+//! A push turns a body by `θ = I⁻¹ (r × n) λ`, applied to its rotation to
+//! first order, `q ← normalize(q + ½ (θ, 0) ⊗ q)` (as bepu and Box2D do for
+//! small angles; the corrections are a fraction of a penetration over a
+//! lever arm), so that it needs no trigonometry and lanes compute what one
+//! lane computes.
 
-use super::batch::ContactPrestep;
+use super::batch::{ContactPrestep, PositionPrestep, Row, Row3, POINTS};
 use super::prepare::axis_row;
-use crate::body::Bodies;
 use crate::disjoint::Disjoint;
 use crate::math::{Quat, Vec3};
-use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
-use archipelago_simd::{M3, V3};
+use archipelago_simd::{F32s, Lane, One, Real, Wide, LANES, M3, Q4, V3};
 
-/// Poses during the position solve: dynamic bodies' in the solver's
-/// arrays (written by several workers at disjoint bodies), the others read
-/// from the bodies.
+/// Solver poses per body slot (and the zero slot), written by several
+/// workers at disjoint bodies.
 pub(crate) struct Poses<'a> {
     pub pos: Disjoint<'a, Vec3>,
     pub rot: Disjoint<'a, Quat>,
-    pub bodies: &'a Bodies,
 }
 
-/// Baumgarte pushes on every point of the contact in lane `lane`.
-///
-/// # Safety
-/// No other thread touches the constraint's dynamic bodies during the call.
-pub(crate) unsafe fn solve_position(
-    p: &ContactPrestep,
-    lane: usize,
-    m: &Manifold,
-    poses: &Poses,
-    s: &PhysicsSettings,
-) {
-    let (a, b) = (m.pair.a as usize, m.pair.b as usize);
-    let (ima, imb) = (p.inv_mass_a[lane], p.inv_mass_b[lane]);
-    let (dyn_a, dyn_b) = (ima > 0.0, imb > 0.0);
-    // SAFETY: dynamic bodies are this call's alone (caller).
-    let pose = |i: usize, dynamic: bool| unsafe {
-        if dynamic {
-            (poses.pos.get(i), poses.rot.get(i))
-        } else {
-            (poses.bodies.pos(i), poses.bodies.rot(i))
-        }
-    };
-    let (ia, ib) = (poses.bodies.inv_inertia(a), poses.bodies.inv_inertia(b));
-    let n = Vec3::new(p.normal[0][lane], p.normal[1][lane], p.normal[2][lane]);
-    for k in 0..p.count[lane] as usize {
-        let (xa, qa) = pose(a, dyn_a);
-        let (xb, qb) = pose(b, dyn_b);
-        let pa = xa + qa * m.local_a[k];
-        let pb = xb + qb * m.local_b[k];
-        let separation = (pb - pa).dot(n) + s.penetration_slop;
-        if separation >= 0.0 {
-            continue;
-        }
-        let error = separation.max(-s.max_penetration_distance);
-        let mid = 0.5 * (pa + pb);
-        let axis = axis_row(
-            v3(mid - xa),
-            v3(mid - xb),
-            v3(n),
-            ima,
-            imb,
-            &m3(ia),
-            &m3(ib),
-        );
-        let lambda = -s.baumgarte * error * axis.mass;
-        // SAFETY: dynamic bodies are this call's alone (caller).
-        unsafe {
-            if dyn_a {
-                poses.pos.set(a, xa - n * (lambda * ima));
-                let q = Quat::from_scaled_axis(-vec3(axis.ia_ra_x) * lambda) * qa;
-                poses.rot.set(a, q.normalize());
+/// The two bodies' poses while one contact (or a bundle) is pushed.
+#[derive(Clone, Copy)]
+pub(crate) struct PairPose<R> {
+    pub xa: V3<R>,
+    pub qa: Q4<R>,
+    pub xb: V3<R>,
+    pub qb: Q4<R>,
+}
+
+/// Loading and storing a contact's poses, per lane kind. Static sides come
+/// from the position prestep (their pose never changes); dynamic and
+/// kinematic ones from the solver's pose arrays (`refs` as in the velocity
+/// solve: static sides point at the zero slot).
+pub(crate) trait PoseLanes: Lane {
+    /// # Safety
+    /// No other thread writes these bodies' poses during the call.
+    unsafe fn gather_poses(
+        self,
+        poses: &Poses,
+        a: &[u32; LANES],
+        b: &[u32; LANES],
+        pp: &PositionPrestep,
+    ) -> PairPose<Self::R>;
+
+    /// Writes back the sides whose inverse mass is positive.
+    ///
+    /// # Safety
+    /// No other thread reads or writes these lanes' dynamic bodies during
+    /// the call, and the lanes' dynamic bodies are distinct.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scatter_poses(
+        self,
+        poses: &Poses,
+        a: &[u32; LANES],
+        b: &[u32; LANES],
+        inv_mass_a: &[f32; LANES],
+        inv_mass_b: &[f32; LANES],
+        pose: PairPose<Self::R>,
+    );
+}
+
+#[inline(always)]
+fn static_pose<L: Lane>(l: L, x: &Row3, q: &[Row; 4]) -> (V3<L::R>, Q4<L::R>) {
+    (
+        l.load3(x),
+        Q4 {
+            x: l.load(&q[0]),
+            y: l.load(&q[1]),
+            z: l.load(&q[2]),
+            w: l.load(&q[3]),
+        },
+    )
+}
+
+#[inline(always)]
+fn pick<R: Real>(m: R::Mask, (x, q): (V3<R>, Q4<R>), (sx, sq): (V3<R>, Q4<R>)) -> (V3<R>, Q4<R>) {
+    (
+        V3::select(m, sx, x),
+        Q4 {
+            x: R::select(m, sq.x, q.x),
+            y: R::select(m, sq.y, q.y),
+            z: R::select(m, sq.z, q.z),
+            w: R::select(m, sq.w, q.w),
+        },
+    )
+}
+
+impl PoseLanes for One {
+    #[inline(always)]
+    unsafe fn gather_poses(
+        self,
+        poses: &Poses,
+        a: &[u32; LANES],
+        b: &[u32; LANES],
+        pp: &PositionPrestep,
+    ) -> PairPose<f32> {
+        let l = self.0;
+        let side = |i: u32, is_static: f32, x: &Row3, q: &[Row; 4]| {
+            if is_static > 0.0 {
+                static_pose(self, x, q)
+            } else {
+                // SAFETY: forwarded to the caller.
+                let (p, r) = unsafe { (poses.pos.get(i as usize), poses.rot.get(i as usize)) };
+                (
+                    V3::new(p.x, p.y, p.z),
+                    Q4 {
+                        x: r.x,
+                        y: r.y,
+                        z: r.z,
+                        w: r.w,
+                    },
+                )
             }
-            if dyn_b {
-                poses.pos.set(b, xb + n * (lambda * imb));
-                let q = Quat::from_scaled_axis(vec3(axis.ib_rb_x) * lambda) * qb;
-                poses.rot.set(b, q.normalize());
+        };
+        let (xa, qa) = side(a[l], pp.static_a[l], &pp.xa, &pp.qa);
+        let (xb, qb) = side(b[l], pp.static_b[l], &pp.xb, &pp.qb);
+        PairPose { xa, qa, xb, qb }
+    }
+
+    #[inline(always)]
+    unsafe fn scatter_poses(
+        self,
+        poses: &Poses,
+        a: &[u32; LANES],
+        b: &[u32; LANES],
+        inv_mass_a: &[f32; LANES],
+        inv_mass_b: &[f32; LANES],
+        pose: PairPose<f32>,
+    ) {
+        let l = self.0;
+        let put = |i: u32, x: V3<f32>, q: Q4<f32>| {
+            // SAFETY: forwarded to the caller.
+            unsafe {
+                poses.pos.set(i as usize, Vec3::new(x.x, x.y, x.z));
+                poses
+                    .rot
+                    .set(i as usize, Quat::from_xyzw(q.x, q.y, q.z, q.w));
+            }
+        };
+        if inv_mass_a[l] > 0.0 {
+            put(a[l], pose.xa, pose.qa);
+        }
+        if inv_mass_b[l] > 0.0 {
+            put(b[l], pose.xb, pose.qb);
+        }
+    }
+}
+
+/// One side's poses by AVX-512 gathers (positions are 3 floats a record,
+/// rotations 4), static lanes from the prestep.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+#[inline(always)]
+unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32s>, Q4<F32s>) {
+    use core::arch::x86_64::*;
+    debug_assert!(idx
+        .iter()
+        .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
+    // SAFETY: avx512f is enabled at compile time (cfg); every index is a
+    // slot below both arrays' length, so every gathered float lies in a
+    // record; no concurrent writer (caller).
+    unsafe {
+        let i = _mm512_loadu_si512(idx.as_ptr() as *const __m512i);
+        let (p3, q4) = (
+            _mm512_mullo_epi32(i, _mm512_set1_epi32(3)),
+            _mm512_slli_epi32::<2>(i),
+        );
+        let pos = poses.pos.as_mut_ptr() as *const f32;
+        let rot = poses.rot.as_mut_ptr() as *const f32;
+        let gp =
+            |c: usize| -> F32s { core::mem::transmute(_mm512_i32gather_ps::<4>(p3, pos.add(c))) };
+        let gq =
+            |c: usize| -> F32s { core::mem::transmute(_mm512_i32gather_ps::<4>(q4, rot.add(c))) };
+        (
+            V3::new(gp(0), gp(1), gp(2)),
+            Q4 {
+                x: gq(0),
+                y: gq(1),
+                z: gq(2),
+                w: gq(3),
+            },
+        )
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+#[inline(always)]
+unsafe fn scatter_side(
+    poses: &Poses,
+    idx: &[u32; LANES],
+    inv_mass: &[f32; LANES],
+    x: V3<F32s>,
+    q: Q4<F32s>,
+) {
+    use core::arch::x86_64::*;
+    debug_assert!(idx
+        .iter()
+        .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
+    // SAFETY: avx512f is enabled at compile time (cfg); every unmasked index
+    // is a slot below both arrays' length; the unmasked lanes' bodies are
+    // distinct and this call's alone (caller).
+    unsafe {
+        let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
+            _mm512_loadu_ps(inv_mass.as_ptr()),
+            _mm512_setzero_ps(),
+        );
+        if mask == 0 {
+            return;
+        }
+        let i = _mm512_loadu_si512(idx.as_ptr() as *const __m512i);
+        let (p3, q4) = (
+            _mm512_mullo_epi32(i, _mm512_set1_epi32(3)),
+            _mm512_slli_epi32::<2>(i),
+        );
+        let pos = poses.pos.as_mut_ptr() as *mut f32;
+        let rot = poses.rot.as_mut_ptr() as *mut f32;
+        for (c, v) in [x.x, x.y, x.z].into_iter().enumerate() {
+            _mm512_mask_i32scatter_ps::<4>(
+                pos.add(c),
+                mask,
+                p3,
+                core::mem::transmute::<F32s, __m512>(v),
+            );
+        }
+        for (c, v) in [q.x, q.y, q.z, q.w].into_iter().enumerate() {
+            _mm512_mask_i32scatter_ps::<4>(
+                rot.add(c),
+                mask,
+                q4,
+                core::mem::transmute::<F32s, __m512>(v),
+            );
+        }
+    }
+}
+
+/// Portable twins of the gathers: lane by lane through the records.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+#[inline(always)]
+unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32s>, Q4<F32s>) {
+    let mut c = [[0f32; LANES]; 7];
+    for (l, &i) in idx.iter().enumerate() {
+        // SAFETY: forwarded to the caller.
+        let (p, q) = unsafe { (poses.pos.get(i as usize), poses.rot.get(i as usize)) };
+        for (k, v) in [p.x, p.y, p.z, q.x, q.y, q.z, q.w].into_iter().enumerate() {
+            c[k][l] = v;
+        }
+    }
+    let f = |k: usize| F32s::new(c[k]);
+    (
+        V3::new(f(0), f(1), f(2)),
+        Q4 {
+            x: f(3),
+            y: f(4),
+            z: f(5),
+            w: f(6),
+        },
+    )
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
+#[inline(always)]
+unsafe fn scatter_side(
+    poses: &Poses,
+    idx: &[u32; LANES],
+    inv_mass: &[f32; LANES],
+    x: V3<F32s>,
+    q: Q4<F32s>,
+) {
+    let c = [x.x, x.y, x.z, q.x, q.y, q.z, q.w].map(|v| v.to_array());
+    for (l, &i) in idx.iter().enumerate() {
+        if inv_mass[l] > 0.0 {
+            // SAFETY: forwarded to the caller.
+            unsafe {
+                poses
+                    .pos
+                    .set(i as usize, Vec3::new(c[0][l], c[1][l], c[2][l]));
+                poses.rot.set(
+                    i as usize,
+                    Quat::from_xyzw(c[3][l], c[4][l], c[5][l], c[6][l]),
+                );
             }
         }
     }
 }
 
-fn v3(v: Vec3) -> V3<f32> {
-    V3::new(v.x, v.y, v.z)
+impl PoseLanes for Wide {
+    #[inline(always)]
+    unsafe fn gather_poses(
+        self,
+        poses: &Poses,
+        a: &[u32; LANES],
+        b: &[u32; LANES],
+        pp: &PositionPrestep,
+    ) -> PairPose<F32s> {
+        // SAFETY: forwarded to the caller.
+        let (ga, gb) = unsafe { (gather_side(poses, a), gather_side(poses, b)) };
+        let zero = F32s::zero();
+        let (xa, qa) = pick(
+            self.load(&pp.static_a).gt(zero),
+            ga,
+            static_pose(self, &pp.xa, &pp.qa),
+        );
+        let (xb, qb) = pick(
+            self.load(&pp.static_b).gt(zero),
+            gb,
+            static_pose(self, &pp.xb, &pp.qb),
+        );
+        PairPose { xa, qa, xb, qb }
+    }
+
+    #[inline(always)]
+    unsafe fn scatter_poses(
+        self,
+        poses: &Poses,
+        a: &[u32; LANES],
+        b: &[u32; LANES],
+        inv_mass_a: &[f32; LANES],
+        inv_mass_b: &[f32; LANES],
+        pose: PairPose<F32s>,
+    ) {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            scatter_side(poses, a, inv_mass_a, pose.xa, pose.qa);
+            scatter_side(poses, b, inv_mass_b, pose.xb, pose.qb);
+        }
+    }
 }
 
-fn vec3(v: V3<f32>) -> Vec3 {
-    Vec3::new(v.x, v.y, v.z)
+/// `q` turned by the small rotation vector `θ`:
+/// `normalize(q + ½ (θ, 0) ⊗ q)`.
+#[inline(always)]
+fn turn<R: Real>(q: Q4<R>, theta: V3<R>) -> Q4<R> {
+    let half = R::splat(0.5);
+    let qv = V3::new(q.x, q.y, q.z);
+    let dv = (theta.scale(q.w) + theta.cross(qv)).scale(half);
+    let dw = -theta.dot(qv) * half;
+    let (x, y, z, w) = (q.x + dv.x, q.y + dv.y, q.z + dv.z, q.w + dw);
+    let inv = R::splat(1.0) / (x * x + y * y + z * z + w * w).sqrt();
+    Q4 {
+        x: x * inv,
+        y: y * inv,
+        z: z * inv,
+        w: w * inv,
+    }
 }
 
-fn m3(m: crate::math::Mat3) -> M3<f32> {
-    M3 {
-        x_axis: v3(m.x_axis),
-        y_axis: v3(m.y_axis),
-        z_axis: v3(m.z_axis),
+#[inline(always)]
+fn keep_q<R: Real>(m: R::Mask, new: Q4<R>, old: Q4<R>) -> Q4<R> {
+    Q4 {
+        x: R::select(m, new.x, old.x),
+        y: R::select(m, new.y, old.y),
+        z: R::select(m, new.z, old.z),
+        w: R::select(m, new.w, old.w),
+    }
+}
+
+/// Baumgarte pushes on every point of a bundle's (or one lane's) contacts.
+#[inline(always)]
+pub(crate) fn solve_position<L: Lane>(
+    l: L,
+    p: &ContactPrestep,
+    pp: &PositionPrestep,
+    pose: &mut PairPose<L::R>,
+    s: &PhysicsSettings,
+) {
+    let zero = L::R::zero();
+    let n = l.load3(&p.normal);
+    let (ima, imb) = (l.load(&p.inv_mass_a), l.load(&p.inv_mass_b));
+    let (dyn_a, dyn_b) = (ima.gt(zero), imb.gt(zero));
+    let m3 = |c: &[Row3; 3]| M3 {
+        x_axis: l.load3(&c[0]),
+        y_axis: l.load3(&c[1]),
+        z_axis: l.load3(&c[2]),
+    };
+    let (ia, ib) = (m3(&pp.ia), m3(&pp.ib));
+    let count = l.load(&p.count);
+    let slop = L::R::splat(s.penetration_slop);
+    let deepest = L::R::splat(-s.max_penetration_distance);
+    let push = L::R::splat(-s.baumgarte);
+    let half = L::R::splat(0.5);
+    for k in 0..POINTS {
+        let PairPose { xa, qa, xb, qb } = *pose;
+        let pa = xa + qa.rotate(l.load3(&pp.local_a[k]));
+        let pb = xb + qb.rotate(l.load3(&pp.local_b[k]));
+        let separation = (pb - pa).dot(n) + slop;
+        let active = L::R::and(count.gt(L::R::splat(k as f32)), separation.lt(zero));
+        if !L::R::any(active) {
+            continue;
+        }
+        let error = separation.max(deepest);
+        let mid = (pa + pb).scale(half);
+        let axis = axis_row(mid - xa, mid - xb, n, ima, imb, &ia, &ib);
+        let lambda = push * error * axis.mass;
+        let move_a = L::R::and(active, dyn_a);
+        let move_b = L::R::and(active, dyn_b);
+        pose.xa = V3::select(move_a, xa - n.scale(lambda * ima), xa);
+        pose.qa = keep_q(move_a, turn(qa, -axis.ia_ra_x.scale(lambda)), qa);
+        pose.xb = V3::select(move_b, xb + n.scale(lambda * imb), xb);
+        pose.qb = keep_q(move_b, turn(qb, axis.ib_rb_x.scale(lambda)), qb);
     }
 }
 
@@ -102,4 +408,30 @@ fn m3(m: crate::math::Mat3) -> M3<f32> {
 #[inline]
 pub(crate) fn lane_used(p: &ContactPrestep, lane: usize) -> bool {
     p.count[lane] > 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The first-order turn of a unit quaternion is a rotation by about
+    /// |θ| about θ (to second order), and stays unit.
+    #[test]
+    fn turn_is_a_small_rotation() {
+        let q = Quat::from_rotation_y(0.7) * Quat::from_rotation_x(-0.3);
+        let theta = Vec3::new(0.01, -0.02, 0.005);
+        let t = turn(
+            Q4 {
+                x: q.x,
+                y: q.y,
+                z: q.z,
+                w: q.w,
+            },
+            V3::new(theta.x, theta.y, theta.z),
+        );
+        let t = Quat::from_xyzw(t.x, t.y, t.z, t.w);
+        assert!((t.length() - 1.0).abs() < 1e-6);
+        let exact = Quat::from_scaled_axis(theta) * q;
+        assert!(t.angle_between(exact) < 1e-4, "{t} vs {exact}");
+    }
 }

@@ -12,7 +12,9 @@
 //! SSE cross), so wide and scalar setups agree bit for bit, and with the
 //! state hashes of before.
 
-use super::batch::{BundleBodies, ContactImpulses, ContactPrestep, Row, Row3, POINTS};
+use super::batch::{
+    BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep, Row, Row3, POINTS,
+};
 use crate::body::{Bodies, MotionType};
 use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
@@ -51,6 +53,8 @@ pub(crate) struct SetupRows {
     separation: [Row; POINTS],
     normal_impulse: [Row; POINTS],
     friction_impulse: [Row; 3],
+    static_a: Row,
+    static_b: Row,
 }
 
 impl SetupRows {
@@ -81,6 +85,8 @@ impl SetupRows {
             separation: [z; POINTS],
             normal_impulse: [z; POINTS],
             friction_impulse: [z; 3],
+            static_a: z,
+            static_b: z,
         }
     }
 }
@@ -110,6 +116,8 @@ pub(crate) fn gather(
             refs.a[lane] = zero as u32;
             refs.b[lane] = zero as u32;
             rows.count[lane] = 0.0;
+            rows.static_a[lane] = 0.0;
+            rows.static_b[lane] = 0.0;
             rows.ima[lane] = 0.0;
             rows.imb[lane] = 0.0;
             put3(&mut rows.normal, lane, [0.0, 1.0, 0.0]);
@@ -136,6 +144,8 @@ pub(crate) fn gather(
         let (sa, sb) = (slot(a), slot(b));
         refs.a[lane] = sa as u32;
         refs.b[lane] = sb as u32;
+        rows.static_a[lane] = (sa == zero) as u32 as f32;
+        rows.static_b[lane] = (sb == zero) as u32 as f32;
         put3(&mut rows.xa, lane, bodies.position.get(a));
         put3(&mut rows.xb, lane, bodies.position.get(b));
         for (c, (&qa, &qb)) in bodies.rotation[a]
@@ -371,6 +381,21 @@ pub(crate) fn face_block<R: Real>(
         a_cols,
         p,
     }
+}
+
+/// What the position solve needs of a bundle, copied from its input rows
+/// (lane by lane: nothing to compute).
+pub(crate) fn prepare_positions(rows: &SetupRows, pp: &mut PositionPrestep) {
+    pp.local_a = rows.local_a;
+    pp.local_b = rows.local_b;
+    pp.ia = rows.ia;
+    pp.ib = rows.ib;
+    pp.static_a = rows.static_a;
+    pp.static_b = rows.static_b;
+    pp.xa = rows.xa;
+    pp.qa = rows.qa;
+    pp.xb = rows.xb;
+    pp.qb = rows.qb;
 }
 
 /// Computes a bundle's (or one lane's) constraints from its input rows into
