@@ -223,11 +223,24 @@ impl ContactSolver {
             self.small_ranges.clear();
             self.small_ranges
                 .extend_from_slice(&self.island_ranges[large..]);
-            self.layout
-                .build(&self.order, &self.splitter, &self.small_ranges, |m| {
-                    manifolds[m as usize].count
-                });
-            (stats.wide, stats.scalar) = self.layout.widths();
+            let dynamic = |i: u32| {
+                if bodies.inv_mass[i as usize] > 0.0 {
+                    i
+                } else {
+                    NO_BODY
+                }
+            };
+            self.layout.build(
+                &self.order,
+                &self.splitter,
+                &self.small_ranges,
+                |m| manifolds[m as usize].count,
+                |m| {
+                    let pair = manifolds[m as usize].pair;
+                    [dynamic(pair.a), dynamic(pair.b)]
+                },
+            );
+            (stats.wide, stats.scalar) = (self.layout.wide, self.layout.scalar);
             self.velocity_schedule
                 .build(&self.layout, settings.velocity_iterations + 1);
             self.position_schedule
@@ -337,7 +350,7 @@ impl ContactSolver {
     pub fn solve_velocities(&mut self, ctx: &StepCtx, iterations: u32, width: SolverWidth) {
         let vel = Disjoint::new(&mut self.vel);
         let impulses = Disjoint::new(&mut self.impulses);
-        let (refs, prestep) = (&self.refs[..], &self.prestep[..]);
+        let (refs, prestep, layout) = (&self.refs[..], &self.prestep[..], &self.layout);
         // Runs the slots of `range` one lane after another. The schedule
         // gives each range's slots, bundles and dynamic bodies to one worker
         // at a time (see the callbacks below).
@@ -367,7 +380,7 @@ impl ContactSolver {
             if width == SolverWidth::Scalar {
                 return lanes(range, warm);
             }
-            for b in range.start / LANES..range.end / LANES {
+            for b in range.start / LANES..range.end.div_ceil(LANES) {
                 let (r, p) = (&refs[b], &prestep[b]);
                 // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
                 // one split) are this worker's alone (the schedule, below).
@@ -401,12 +414,18 @@ impl ContactSolver {
                 }
             },
             // A pack's small islands, constraints and dynamic bodies belong
-            // to this job alone (islands share no dynamic body, so solving
-            // them interleaved gives each the results of solving it alone).
-            |range| {
-                lanes(range.clone(), true);
-                for _ in 0..iterations {
-                    lanes(range.clone(), false);
+            // to this job alone; it solves them colour after colour (each
+            // colour's bundles wide), then the overflow lane by lane.
+            |k| {
+                let pack = layout.packs[k];
+                let colours =
+                    &layout.colour_ranges[pack.colours.0 as usize..pack.colours.1 as usize];
+                let overflow = pack.overflow.0 as usize..pack.overflow.1 as usize;
+                for warm in core::iter::once(true).chain((0..iterations).map(|_| false)) {
+                    for &(a, b) in colours {
+                        bundles(a as usize..b as usize, warm);
+                    }
+                    lanes(overflow.clone(), warm);
                 }
             },
         );
@@ -492,6 +511,7 @@ impl ContactSolver {
                 pos: Disjoint::new(&mut self.pos),
                 rot: Disjoint::new(&mut self.rot),
             };
+            let layout = &self.layout;
             let (refs, prestep, positions) =
                 (&self.refs[..], &self.prestep[..], &self.positions[..]);
             let iterations = settings.position_iterations;
@@ -520,7 +540,7 @@ impl ContactSolver {
                 if width == SolverWidth::Scalar {
                     return lanes(range);
                 }
-                for b in range.start / LANES..range.end / LANES {
+                for b in range.start / LANES..range.end.div_ceil(LANES) {
                     let (r, p, pp) = (&refs[b], &prestep[b], &positions[b]);
                     // SAFETY: the bundle's lanes' dynamic bodies (distinct:
                     // one split) are this worker's alone (the schedule).
@@ -541,9 +561,16 @@ impl ContactSolver {
                         bundles(range)
                     }
                 },
-                |range| {
+                |k| {
+                    let pack = layout.packs[k];
+                    let colours =
+                        &layout.colour_ranges[pack.colours.0 as usize..pack.colours.1 as usize];
+                    let overflow = pack.overflow.0 as usize..pack.overflow.1 as usize;
                     for _ in 0..iterations {
-                        lanes(range.clone());
+                        for &(a, b) in colours {
+                            bundles(a as usize..b as usize);
+                        }
+                        lanes(overflow.clone());
                     }
                 },
             );

@@ -4,10 +4,10 @@
 //! Large islands come first, as chains of stages (one stage per split per
 //! iteration, a barrier between consecutive stages of a chain); each worker
 //! claims batches from its home range of a stage, then steals from the
-//! others'. Small islands are packed into jobs of at least [`PACK_ITEMS`]
-//! constraints and taken from a second counter, first by workers that
-//! would otherwise wait at a barrier (Jolt's longest job first, with the
-//! waiting time filled).
+//! others'. Small islands are packed into jobs (`layout.rs`: at least 128
+//! constraints, coloured) taken from a second counter, first by workers
+//! that would otherwise wait at a barrier (Jolt's longest job first, with
+//! the waiting time filled).
 //!
 //! A worker waits at a stage only after every batch of the stage before it
 //! was claimed, and claimed batches are being run by workers that wait for
@@ -24,9 +24,6 @@ use archipelago_simd::LANES;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// Small islands are packed until a job holds at least this many
-/// constraints, so 100,000 one-body islands are ~1,500 jobs, not 100,000.
-pub(crate) const PACK_ITEMS: u32 = 64;
 /// Chains of packed small islands are numbered from here in traces.
 const PACK_CHAIN_BASE: u32 = 1 << 20;
 
@@ -61,8 +58,8 @@ pub(crate) struct Schedule {
     done: Vec<CachePadded<AtomicU32>>,
     /// Per stage and worker: batches claimed from that worker's home range.
     claims: Vec<CachePadded<AtomicU32>>,
-    /// Packs of small islands: ranges of slots.
-    packs: Vec<(u32, u32)>,
+    /// Packs of small islands (`layout.rs`), run by index.
+    packs: u32,
     next_pack: CachePadded<AtomicU32>,
 }
 
@@ -72,7 +69,7 @@ impl Schedule {
             stages: Vec::new(),
             done: Vec::new(),
             claims: Vec::new(),
-            packs: Vec::new(),
+            packs: 0,
             next_pack: CachePadded::new(AtomicU32::new(0)),
         }
     }
@@ -110,24 +107,11 @@ impl Schedule {
         while self.done.len() < self.stages.len() {
             self.done.push(CachePadded::new(AtomicU32::new(0)));
         }
-        self.packs.clear();
-        if let (Some(first), Some(last)) = (layout.small.first(), layout.small.last()) {
-            // Small islands lie in one run of slots, island after island.
-            let mut start = first.0;
-            for &(_, end) in &layout.small {
-                if end - start >= PACK_ITEMS {
-                    self.packs.push((start, end));
-                    start = end;
-                }
-            }
-            if start < last.1 {
-                self.packs.push((start, last.1));
-            }
-        }
+        self.packs = layout.packs.len() as u32;
     }
 
     /// Runs the schedule on all workers: `batch(stage, slots)` for every
-    /// batch of every stage, `pack(slots)` for every pack.
+    /// batch of every stage, `pack(index)` for every pack.
     ///
     /// Each stage's batches are dealt out as one contiguous home range per
     /// worker task, claimed from that range's own counter; a worker that
@@ -142,7 +126,7 @@ impl Schedule {
         ctx: &StepCtx,
         name: &'static str,
         batch: impl Fn(&Stage, Range<usize>) + Sync,
-        pack: impl Fn(Range<usize>) + Sync,
+        pack: impl Fn(usize) + Sync,
     ) {
         let workers = ctx.threads.max(1);
         let needed = self.stages.len() * workers;
@@ -160,12 +144,12 @@ impl Schedule {
         let section = ctx.section();
         let run_pack = || -> bool {
             let p = this.next_pack.fetch_add(1, Ordering::Relaxed) as usize;
-            let Some(&(first, end)) = this.packs.get(p) else {
+            if p >= this.packs as usize {
                 return false;
-            };
+            }
             ctx.maybe_inject(name);
             let t = ctx.now();
-            pack(first as usize..end as usize);
+            pack(p);
             ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0);
             true
         };
