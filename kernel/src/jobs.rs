@@ -187,14 +187,18 @@ impl StepCtx<'_> {
         let claim = || {
             self.note_worker();
             let _unwinding = AbortOnUnwind(&self.abort);
+            // Published once when nothing is left to claim (one write to
+            // the shared counter per worker, not per job).
+            let mut finished = 0;
             while !self.aborted() {
                 let k = next.fetch_add(1, Ordering::Relaxed);
                 if k >= jobs {
                     break;
                 }
                 job(k);
-                done.fetch_add(1, Ordering::Release);
+                finished += 1;
             }
+            done.fetch_add(finished, Ordering::Release);
         };
         // Helpers go out as the stealable halves of joins (a join's job
         // lives on the stack: nothing is allocated). One that no worker

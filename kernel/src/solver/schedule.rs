@@ -172,6 +172,11 @@ impl Schedule {
                     }
                 }
                 let (start, end) = (stage.items.0 as usize, stage.items.1 as usize);
+                // Batches this worker finished in the stage, published once
+                // when it has no more to claim (one write to the shared
+                // counter per worker and stage, not one per batch: the
+                // counter's line then moves between cores twice per stage).
+                let mut finished = 0;
                 for k in 0..workers {
                     let home = (w + k) % workers;
                     let lo = stage.batches as usize * home / workers;
@@ -196,8 +201,11 @@ impl Schedule {
                         let t = ctx.now();
                         batch(stage, range);
                         ctx.job_done(name, t, section, stage.chain, st as u32);
-                        this.done[st].fetch_add(1, Ordering::Release);
+                        finished += 1;
                     }
+                }
+                if finished > 0 {
+                    this.done[st].fetch_add(finished, Ordering::Release);
                 }
             }
             while run_pack() {}
