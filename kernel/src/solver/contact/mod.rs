@@ -6,4 +6,6 @@
 pub(crate) mod batch;
 pub(crate) mod position;
 pub(crate) mod prepare;
+#[cfg(test)]
+mod property_tests;
 pub(crate) mod solve;

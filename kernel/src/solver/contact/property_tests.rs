@@ -1,0 +1,304 @@
+//! Scalar and wide are one source: on random bundles (static, kinematic
+//! and dynamic sides, mass ratios up to 1000, 1–4 points, face manifolds,
+//! friction at its clamp, restitution, speculative points) the wide setup,
+//! velocity iterations and position pushes give, lane by lane, the bits
+//! the scalar path gives for that lane alone.
+
+use super::batch::{ContactImpulses, ContactPrestep, PositionPrestep};
+use super::position::{solve_position, PairPose};
+use super::prepare::{prepare, prepare_positions, SetupRows};
+use super::solve::{solve, warm_start};
+use crate::math::{perpendicular, world_inverse_inertia, Quat, Vec3};
+use crate::settings::PhysicsSettings;
+use crate::solver::bodies::PairVelocity;
+use crate::test_rng::TestRng;
+use archipelago_simd::{F32s, Lane, One, Wide, LANES, Q4, V3};
+use bytemuck::Zeroable;
+
+fn unit_quat(r: &mut TestRng) -> Quat {
+    Quat::from_xyzw(
+        r.f(-1.0, 1.0),
+        r.f(-1.0, 1.0),
+        r.f(-1.0, 1.0),
+        r.f(-1.0, 1.0),
+    )
+    .normalize()
+}
+
+fn unit_vec(r: &mut TestRng) -> Vec3 {
+    Vec3::new(r.f(-1.0, 1.0), r.f(-1.0, 1.0), r.f(-1.0, 1.0)).normalize()
+}
+
+fn put3(row: &mut [[f32; LANES]; 3], l: usize, v: Vec3) {
+    row[0][l] = v.x;
+    row[1][l] = v.y;
+    row[2][l] = v.z;
+}
+
+/// What kind of body a side is.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Static,
+    Kinematic,
+    Dynamic,
+}
+
+/// A random bundle of contact inputs.
+fn random_rows(r: &mut TestRng) -> SetupRows {
+    let mut rows = SetupRows::new();
+    for l in 0..LANES {
+        let kind = |r: &mut TestRng| match r.below(5) {
+            0 => Kind::Static,
+            1 => Kind::Kinematic,
+            _ => Kind::Dynamic,
+        };
+        let ka = kind(r);
+        let kb = if ka == Kind::Dynamic {
+            kind(r)
+        } else {
+            Kind::Dynamic
+        };
+        let (qa, qb) = (unit_quat(r), unit_quat(r));
+        let xa = Vec3::new(r.f(-5.0, 5.0), r.f(0.0, 5.0), r.f(-5.0, 5.0));
+        let n = unit_vec(r);
+        let xb = xa + n * r.f(0.5, 1.5) + unit_vec(r) * 0.2;
+        for (kind, q, x, ima, ia, v, w, st, rx, rq) in [
+            (
+                ka,
+                qa,
+                xa,
+                &mut rows.ima,
+                &mut rows.ia,
+                &mut rows.va,
+                &mut rows.wa,
+                &mut rows.static_a,
+                &mut rows.xa,
+                &mut rows.qa,
+            ),
+            (
+                kb,
+                qb,
+                xb,
+                &mut rows.imb,
+                &mut rows.ib,
+                &mut rows.vb,
+                &mut rows.wb,
+                &mut rows.static_b,
+                &mut rows.xb,
+                &mut rows.qb,
+            ),
+        ] {
+            put3(rx, l, x);
+            for (c, value) in q.to_array().into_iter().enumerate() {
+                rq[c][l] = value;
+            }
+            st[l] = (kind == Kind::Static) as u32 as f32;
+            let inertia = if kind == Kind::Dynamic {
+                // mass from 1 to 1000 kg, so ratios up to 1000
+                ima[l] = 1.0 / r.f(1.0, 1000.0);
+                let local =
+                    Vec3::new(r.f(0.05, 1.0), r.f(0.05, 1.0), r.f(0.05, 1.0)) * ima[l] * 6.0;
+                world_inverse_inertia(q, local)
+            } else {
+                ima[l] = 0.0;
+                crate::math::Mat3::ZERO
+            };
+            put3(&mut ia[0], l, inertia.x_axis);
+            put3(&mut ia[1], l, inertia.y_axis);
+            put3(&mut ia[2], l, inertia.z_axis);
+            let moving = kind != Kind::Static;
+            put3(
+                v,
+                l,
+                if moving {
+                    unit_vec(r) * r.f(0.0, 5.0)
+                } else {
+                    Vec3::ZERO
+                },
+            );
+            put3(
+                w,
+                l,
+                if moving {
+                    unit_vec(r) * r.f(0.0, 3.0)
+                } else {
+                    Vec3::ZERO
+                },
+            );
+        }
+        put3(&mut rows.normal, l, n);
+        let count = 1 + r.below(4);
+        rows.count[l] = count as f32;
+        // a face (points on a plane across the normal) or scattered points
+        let face = count >= 3 && r.below(3) != 0;
+        let (t1, t2) = (perpendicular(n), n.cross(perpendicular(n)));
+        let centre = (xa + xb) * 0.5;
+        for k in 0..4 {
+            let p = if face {
+                centre + t1 * r.f(-0.5, 0.5) + t2 * r.f(-0.5, 0.5)
+            } else {
+                centre + unit_vec(r) * r.f(0.0, 0.5)
+            };
+            let sep = r.f(-0.05, 0.03);
+            put3(
+                &mut rows.local_a[k],
+                l,
+                qa.inverse() * (p - n * (0.5 * sep) - xa),
+            );
+            put3(
+                &mut rows.local_b[k],
+                l,
+                qb.inverse() * (p + n * (0.5 * sep) - xb),
+            );
+            rows.separation[k][l] = sep;
+            rows.normal_impulse[k][l] = if r.below(4) == 0 { 0.0 } else { r.f(0.0, 10.0) };
+        }
+        rows.friction_a[l] = r.f(0.0, 1.5);
+        rows.friction_b[l] = r.f(0.0, 1.5);
+        rows.restitution_a[l] = if r.below(2) == 0 { 0.0 } else { r.f(0.0, 1.0) };
+        rows.restitution_b[l] = r.f(0.0, 0.5);
+        // large warm friction impulses, so the clamp acts
+        for f in rows.friction_impulse.iter_mut() {
+            f[l] = r.f(-20.0, 20.0);
+        }
+    }
+    rows
+}
+
+fn pair<L: Lane>(l: L, rows: &SetupRows) -> PairVelocity<L::R> {
+    PairVelocity {
+        va: l.load3(&rows.va),
+        wa: l.load3(&rows.wa),
+        vb: l.load3(&rows.vb),
+        wb: l.load3(&rows.wb),
+    }
+}
+
+fn lane_bits(v: V3<F32s>, l: usize) -> [u32; 3] {
+    [v.x.to_array()[l], v.y.to_array()[l], v.z.to_array()[l]].map(f32::to_bits)
+}
+
+fn bits(v: V3<f32>) -> [u32; 3] {
+    [v.x, v.y, v.z].map(f32::to_bits)
+}
+
+#[test]
+fn wide_and_scalar_are_bit_identical_lane_by_lane() {
+    let s = PhysicsSettings::default();
+    let dt = 1.0 / 60.0;
+    let mut r = TestRng(2024);
+    let (mut blocks, mut clamped, mut bounced) = (0, 0, 0);
+    for _ in 0..300 {
+        let rows = random_rows(&mut r);
+        // setup
+        let (mut pw, mut iw) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
+        prepare(Wide, &rows, &s, dt, &mut pw, &mut iw);
+        let (mut ps, mut is) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
+        for l in 0..LANES {
+            prepare(One(l), &rows, &s, dt, &mut ps, &mut is);
+        }
+        assert_eq!(bytemuck::bytes_of(&pw), bytemuck::bytes_of(&ps), "prestep");
+        assert_eq!(
+            bytemuck::bytes_of(&iw),
+            bytemuck::bytes_of(&is),
+            "warm impulses"
+        );
+        blocks += pw.block.has.iter().filter(|&&h| h > 0.0).count();
+        bounced += (0..LANES)
+            .filter(|&l| (0..4).any(|k| pw.points[k].target[l] > 0.5))
+            .count();
+        // velocity iterations
+        let mut vw = pair(Wide, &rows);
+        warm_start(Wide, &pw, &iw, &mut vw);
+        for _ in 0..10 {
+            solve(Wide, &pw, &mut iw, &mut vw);
+        }
+        for l in 0..LANES {
+            let mut vs = pair(One(l), &rows);
+            let mut imp = is;
+            warm_start(One(l), &ps, &imp, &mut vs);
+            for _ in 0..10 {
+                solve(One(l), &ps, &mut imp, &mut vs);
+            }
+            assert_eq!(lane_bits(vw.va, l), bits(vs.va), "lane {l} va");
+            assert_eq!(lane_bits(vw.wa, l), bits(vs.wa), "lane {l} wa");
+            assert_eq!(lane_bits(vw.vb, l), bits(vs.vb), "lane {l} vb");
+            assert_eq!(lane_bits(vw.wb, l), bits(vs.wb), "lane {l} wb");
+            for k in 0..4 {
+                assert_eq!(
+                    iw.normal[k][l].to_bits(),
+                    imp.normal[k][l].to_bits(),
+                    "lane {l} point {k}"
+                );
+            }
+            for f in 0..2 {
+                assert_eq!(iw.friction[f][l].to_bits(), imp.friction[f][l].to_bits());
+            }
+            assert_eq!(iw.twist[l].to_bits(), imp.twist[l].to_bits());
+            let sum: f32 = (0..4).map(|k| imp.normal[k][l]).sum();
+            let f = (imp.friction[0][l].powi(2) + imp.friction[1][l].powi(2)).sqrt();
+            if f > 0.0 && (f - ps.friction[l] * sum).abs() < 1e-3 * f.max(1.0) {
+                clamped += 1;
+            }
+        }
+        // position pushes
+        let mut pp = PositionPrestep::zeroed();
+        prepare_positions(&rows, &mut pp);
+        let mut xw = PairPose {
+            xa: Wide.load3(&rows.xa),
+            qa: Q4 {
+                x: Wide.load(&rows.qa[0]),
+                y: Wide.load(&rows.qa[1]),
+                z: Wide.load(&rows.qa[2]),
+                w: Wide.load(&rows.qa[3]),
+            },
+            xb: Wide.load3(&rows.xb),
+            qb: Q4 {
+                x: Wide.load(&rows.qb[0]),
+                y: Wide.load(&rows.qb[1]),
+                z: Wide.load(&rows.qb[2]),
+                w: Wide.load(&rows.qb[3]),
+            },
+        };
+        for _ in 0..2 {
+            solve_position(Wide, &pw, &pp, &mut xw, &s);
+        }
+        for l in 0..LANES {
+            let o = One(l);
+            let mut xs = PairPose {
+                xa: o.load3(&rows.xa),
+                qa: Q4 {
+                    x: o.load(&rows.qa[0]),
+                    y: o.load(&rows.qa[1]),
+                    z: o.load(&rows.qa[2]),
+                    w: o.load(&rows.qa[3]),
+                },
+                xb: o.load3(&rows.xb),
+                qb: Q4 {
+                    x: o.load(&rows.qb[0]),
+                    y: o.load(&rows.qb[1]),
+                    z: o.load(&rows.qb[2]),
+                    w: o.load(&rows.qb[3]),
+                },
+            };
+            for _ in 0..2 {
+                solve_position(o, &ps, &pp, &mut xs, &s);
+            }
+            assert_eq!(lane_bits(xw.xa, l), bits(xs.xa), "lane {l} position a");
+            assert_eq!(lane_bits(xw.xb, l), bits(xs.xb), "lane {l} position b");
+            let qbits = |q: Q4<F32s>| [q.x, q.y, q.z, q.w].map(|c| c.to_array()[l].to_bits());
+            assert_eq!(
+                qbits(xw.qa),
+                [xs.qa.x, xs.qa.y, xs.qa.z, xs.qa.w].map(f32::to_bits)
+            );
+            assert_eq!(
+                qbits(xw.qb),
+                [xs.qb.x, xs.qb.y, xs.qb.z, xs.qb.w].map(f32::to_bits)
+            );
+        }
+    }
+    // the random bundles reached every path the test is about
+    assert!(blocks > 300, "face blocks: {blocks}");
+    assert!(clamped > 100, "friction at its clamp: {clamped}");
+    assert!(bounced > 100, "restitution targets: {bounced}");
+}
