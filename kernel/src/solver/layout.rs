@@ -19,7 +19,6 @@
 //!   its pack colour after colour, iteration after iteration.
 
 use super::splitter::{LargeIslandSplitter, NON_PARALLEL_SPLIT, NO_BODY, NUM_SPLITS};
-use crate::collide::MAX_POINTS;
 use archipelago_simd::LANES;
 
 /// A slot that holds no constraint.
@@ -102,17 +101,16 @@ impl Layout {
     /// coloured. `bodies(m)` are manifold `m`'s dynamic bodies ([`NO_BODY`]
     /// for a static or kinematic side).
     ///
-    /// Within a parallel split or a colour, constraints are ordered by their
-    /// manifold's point count (`points(m)`), most first, so a bundle's lanes
-    /// mostly take the same path (the face block of 4-point faces, the
-    /// point rows of edges): the order inside a split or colour changes no
-    /// result, since its constraints share no dynamic body.
+    /// Within a split or a colour, constraints keep island order (body
+    /// order), so a worker's home range of a split touches about the same
+    /// bodies as its home range of the next one. (Ordering them by point
+    /// count instead, so that a bundle's lanes take the same path, measured
+    /// no faster at 1 or 2 threads on the pyramid.)
     pub fn build(
         &mut self,
         order: &[u32],
         splitter: &LargeIslandSplitter,
         small_ranges: &[(u32, u32)],
-        points: impl Fn(u32) -> u32,
         bodies: impl Fn(u32) -> [u32; 2],
     ) {
         self.slot_manifold.clear();
@@ -121,16 +119,15 @@ impl Layout {
         self.colour_ranges.clear();
         self.wide = 0;
         self.scalar = 0;
-        // Appends the `keep(k)` of `items`, most points first, island order
-        // within a point count (four passes: nothing to allocate).
-        let by_points = |slots: &mut Vec<u32>, items: &[u32], keep: &dyn Fn(usize) -> bool| {
-            for n in (1..=MAX_POINTS as u32).rev() {
-                let of_n = items
+        // Appends the `keep(k)` of `items`, in island order.
+        let in_order = |slots: &mut Vec<u32>, items: &[u32], keep: &dyn Fn(usize) -> bool| {
+            slots.extend(
+                items
                     .iter()
                     .enumerate()
-                    .filter(|&(k, &m)| keep(k) && points(m) == n);
-                slots.extend(of_n.map(|(_, &m)| m));
-            }
+                    .filter(|&(k, _)| keep(k))
+                    .map(|(_, &m)| m),
+            );
         };
         for isl in &splitter.islands {
             let slots = &mut self.slot_manifold;
@@ -149,7 +146,7 @@ impl Layout {
                     slots.extend_from_slice(items);
                     self.scalar += b - a;
                 } else {
-                    by_points(slots, items, &|_| true);
+                    in_order(slots, items, &|_| true);
                     self.wide += b - a;
                 }
                 *range = (start, slots.len() as u32);
@@ -170,7 +167,7 @@ impl Layout {
             let (a, b) = (small_ranges[first].0, small_ranges[end - 1].1);
             let pack = &order[a as usize..b as usize];
             placed += b - a;
-            self.pack(pack, small_total - placed, &by_points, &bodies);
+            self.pack(pack, small_total - placed, &in_order, &bodies);
             first = end;
         }
         let slots = &mut self.slot_manifold;
@@ -184,7 +181,7 @@ impl Layout {
         &mut self,
         items: &[u32],
         after: u32,
-        by_points: &impl Fn(&mut Vec<u32>, &[u32], &dyn Fn(usize) -> bool),
+        in_order: &impl Fn(&mut Vec<u32>, &[u32], &dyn Fn(usize) -> bool),
         bodies: &impl Fn(u32) -> [u32; 2],
     ) {
         for &m in items {
@@ -236,7 +233,7 @@ impl Layout {
             wide[c] = true;
             slots.resize(start, PADDING);
             let (colour, of) = (c as u8, &self.colour_of);
-            by_points(slots, items, &|k| of[k] == colour);
+            in_order(slots, items, &|k| of[k] == colour);
             self.colour_ranges.push((start as u32, slots.len() as u32));
             // the bundle's other lanes are padding (a wide bundle holds one
             // colour only)

@@ -234,7 +234,6 @@ impl ContactSolver {
                 &self.order,
                 &self.splitter,
                 &self.small_ranges,
-                |m| manifolds[m as usize].count,
                 |m| {
                     let pair = manifolds[m as usize].pair;
                     [dynamic(pair.a), dynamic(pair.b)]
