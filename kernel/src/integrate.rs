@@ -199,7 +199,7 @@ pub(crate) fn integrate_positions(
                 s.v = clamp_length(v, settings.max_linear_velocity);
                 s.w = clamp_length(w, settings.max_angular_velocity);
                 s.q = if s.w != Vec3::ZERO {
-                    (Quat::from_scaled_axis(s.w * dt) * b.rot(i)).normalize()
+                    crate::math::quat_mul(Quat::from_scaled_axis(s.w * dt), b.rot(i)).normalize()
                 } else {
                     b.rot(i)
                 };

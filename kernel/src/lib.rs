@@ -60,7 +60,7 @@ pub use limits::{
 pub use math::{Mat3, Quat, Vec3};
 /// The pool type `update` runs on.
 pub use rayon::ThreadPool;
-pub use settings::{Capacities, PhysicsSettings, SolverWidth};
+pub use settings::{Capacities, PhysicsSettings, SimdPath, SolverWidth};
 pub use shape::Shape;
 pub use stats::{PhaseTimes, StepStats, UpdateWarnings};
 pub use system::{Contact, ContactPoint, PhysicsSystem};

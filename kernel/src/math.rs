@@ -1,7 +1,39 @@
 //! Scalar math types (re-exported from `glam`) and the few helpers the
 //! narrow phase and solver share.
 
+use archipelago_simd::{Q4, V3};
 pub use glam::{Mat3, Quat, Vec3};
+
+/// `q v q*` for a unit `q`. The kernel rotates with this, never glam's
+/// `Quat * Vec3`: glam fuses two multiply-adds of that product where it is
+/// compiled with FMA (`-C target-cpu=native` on most machines), so the
+/// same scene would give different bits from different builds. This is the
+/// wide solver's [`Q4::rotate`] on one lane: one source, no FMA anywhere.
+#[inline(always)]
+pub fn rotate(q: Quat, v: Vec3) -> Vec3 {
+    let q = Q4 {
+        x: q.x,
+        y: q.y,
+        z: q.z,
+        w: q.w,
+    };
+    let r = q.rotate(V3::new(v.x, v.y, v.z));
+    Vec3::new(r.x, r.y, r.z)
+}
+
+/// The rotation `a` after `b` (`a * b`), by the Hamilton product term for
+/// term as glam's scalar path computes it, never fused (see [`rotate`]).
+#[inline(always)]
+pub fn quat_mul(a: Quat, b: Quat) -> Quat {
+    let (x0, y0, z0, w0) = (a.x, a.y, a.z, a.w);
+    let (x1, y1, z1, w1) = (b.x, b.y, b.z, b.w);
+    Quat::from_xyzw(
+        w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+        w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
+        w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
+        w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+    )
+}
 
 /// A unit vector perpendicular to `n` (unit), chosen deterministically from
 /// `n` alone (Jolt's `GetNormalizedPerpendicular`).

@@ -10,7 +10,7 @@ use crate::broadphase::BodyPair;
 use crate::collide::{collide, Placed, MAX_POINTS};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
-use crate::math::Vec3;
+use crate::math::{rotate, Vec3};
 
 /// Candidate pairs per narrow-phase job: ~64 box–box tests are tens of
 /// microseconds, long enough to hide the claim, short enough to balance.
@@ -195,8 +195,8 @@ fn collide_pair(bodies: &Bodies, pair: BodyPair, max_separation: f32) -> Manifol
         ..Manifold::EMPTY
     };
     for k in 0..c.count {
-        m.local_a[k] = inv_a * (c.on_a[k] - a.pos);
-        m.local_b[k] = inv_b * (c.on_b[k] - b.pos);
+        m.local_a[k] = rotate(inv_a, c.on_a[k] - a.pos);
+        m.local_b[k] = rotate(inv_b, c.on_b[k] - b.pos);
         m.separation[k] = c.separation(k);
     }
     m

@@ -218,8 +218,7 @@ impl PhysicsSystem {
         });
 
         ctx.phase("velocity_solve", &mut times.velocity_solve, || {
-            self.solver
-                .solve_velocities(ctx, s.velocity_iterations, s.solver_width);
+            self.solver.solve_velocities(ctx, s.velocity_iterations, &s);
             self.solver.finish_velocities(ctx, bodies, manifolds);
         });
 

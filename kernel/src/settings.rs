@@ -80,6 +80,62 @@ pub enum SolverWidth {
     Scalar,
 }
 
+/// Which instruction set the solver's 16-lane bundles run on (see
+/// [`PhysicsSettings::simd`]). Every path gives the same bits: each lane
+/// computes the same IEEE-754 operations in the same order and nothing is
+/// fused, so a world's `state_hash` does not depend on the CPU's SIMD width
+/// or on the flags the crate was built with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum SimdPath {
+    /// The widest path this CPU has (checked once at run time):
+    /// `Avx512`, else `Avx2`, else `Baseline`.
+    #[default]
+    Auto,
+    /// One 512-bit register per bundle operation, AVX-512 gathers and
+    /// masked scatters of the bodies (x86-64 with AVX-512F).
+    Avx512,
+    /// Bundles compiled for AVX2: two 256-bit registers per operation
+    /// (x86-64 with AVX2).
+    Avx2,
+    /// Bundles compiled for the build's own target (SSE2 on a default
+    /// x86-64 build, NEON on aarch64, whatever `-C target-cpu` allows).
+    Baseline,
+}
+
+impl SimdPath {
+    /// Whether this CPU can run the path (`Auto` and `Baseline` always).
+    pub fn is_available(self) -> bool {
+        match self {
+            Self::Auto | Self::Baseline => true,
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(not(target_arch = "x86_64"))]
+            Self::Avx512 | Self::Avx2 => false,
+        }
+    }
+
+    /// The path a setting runs on this CPU: `Auto` becomes the widest
+    /// available one, any other path itself.
+    pub fn resolve(self) -> Self {
+        match self {
+            Self::Auto => [Self::Avx512, Self::Avx2]
+                .into_iter()
+                .find(|p| p.is_available())
+                .unwrap_or(Self::Baseline),
+            p => p,
+        }
+    }
+
+    /// Every path this CPU can run, widest first (`Auto` excluded).
+    pub fn available() -> impl Iterator<Item = Self> {
+        [Self::Avx512, Self::Avx2, Self::Baseline]
+            .into_iter()
+            .filter(|p| p.is_available())
+    }
+}
+
 /// Simulation settings. Defaults follow Jolt's `PhysicsSettings` and
 /// `BodyCreationSettings` defaults, which the standard scenes assume.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -137,6 +193,14 @@ pub struct PhysicsSettings {
     /// bit-identical results; `Scalar` is the reference, and the switch lets
     /// one binary compare them.
     pub solver_width: SolverWidth,
+    /// Which instruction set `Wide` bundles run on. `Auto` (the default)
+    /// picks the widest the CPU has at run time, so a crate built without
+    /// `-C target-cpu=native` still gets AVX-512 or AVX2 in the solver; a
+    /// fixed path lets one binary compare them. A path the CPU lacks is
+    /// refused (`InvalidSettings`). All paths give the same bits;
+    /// [`PhysicsSystem::simd_path`](crate::PhysicsSystem::simd_path) says
+    /// which one runs.
+    pub simd: SimdPath,
     /// Split islands of at least 128 constraints so several workers can
     /// solve one island (Jolt's `LargeIslandSplitter`). Results differ
     /// with it on and off (constraints are solved in another order), but
@@ -172,6 +236,7 @@ impl Default for PhysicsSettings {
             layer_filter: LayerFilter::default(),
             allow_sleeping: true,
             solver_width: SolverWidth::Wide,
+            simd: SimdPath::Auto,
             use_large_island_splitter: true,
             time_before_sleep: 0.5,
             point_velocity_sleep_threshold: 0.03,
@@ -200,7 +265,8 @@ impl PhysicsSettings {
             && distance(self.contact_point_preserve_distance)
             && (-1.0..=1.0).contains(&self.contact_normal_preserve_cos)
             && finite_nonneg(self.time_before_sleep)
-            && finite_nonneg(self.point_velocity_sleep_threshold);
+            && finite_nonneg(self.point_velocity_sleep_threshold)
+            && self.simd.is_available();
         ok.then_some(()).ok_or(PhysicsError::InvalidSettings)
     }
 }

@@ -2,7 +2,7 @@
 //! axes on the local axes, so an inertia tensor is a diagonal (a `Vec3`).
 
 use crate::error::{PhysicsError, Result};
-use crate::math::{Mat3, Quat, Vec3};
+use crate::math::{rotate, Mat3, Quat, Vec3};
 use core::f32::consts::PI;
 
 /// A convex collision shape in its local frame (centre of mass at the origin).
@@ -154,7 +154,7 @@ impl Shape {
             Shape::Capsule {
                 half_height,
                 radius,
-            } => (rot * Vec3::new(0.0, half_height, 0.0)).abs() + Vec3::splat(radius),
+            } => rotate(rot, Vec3::new(0.0, half_height, 0.0)).abs() + Vec3::splat(radius),
         };
         (pos - ext, pos + ext)
     }

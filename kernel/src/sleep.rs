@@ -17,7 +17,7 @@ use crate::collide::{collide, Placed};
 use crate::disjoint::Disjoint;
 use crate::islands::IslandBuilder;
 use crate::jobs::StepCtx;
-use crate::math::Vec3;
+use crate::math::{rotate, Vec3};
 use crate::settings::PhysicsSettings;
 
 /// The three sleep test points of body `i` in world space (Jolt's
@@ -45,7 +45,7 @@ pub(crate) fn sleep_test_points(bodies: &Bodies, i: usize) -> [Vec3; 3] {
     let axis = |k: usize| {
         let mut v = Vec3::ZERO;
         v[k] = e[k];
-        q * v
+        rotate(q, v)
     };
     [p, p + axis(a1), p + axis(a2)]
 }

@@ -164,6 +164,13 @@ impl PhysicsSystem {
         &self.capacities
     }
 
+    /// The instruction set the solver's bundles run on with the current
+    /// settings on this CPU ([`PhysicsSettings::simd`] resolved; never
+    /// `Auto`).
+    pub fn simd_path(&self) -> crate::SimdPath {
+        self.settings.simd.resolve()
+    }
+
     /// Records a chrome trace of the next `update` (every phase and job on
     /// its worker's track); fetch it with [`take_trace`](Self::take_trace).
     /// Recording allocates and adds a little time per job, so leave it off
@@ -552,7 +559,7 @@ impl PhysicsSystem {
             return Err(PhysicsError::InvalidTimeStep);
         }
         let v = (p - self.bodies.pos(i)) / dt;
-        let mut dq = q * self.bodies.rot(i).inverse();
+        let mut dq = crate::math::quat_mul(q, self.bodies.rot(i).inverse());
         if dq.w < 0.0 {
             dq = -dq; // shortest arc
         }
@@ -778,7 +785,9 @@ impl PhysicsSystem {
             };
             for k in 0..c.count {
                 c.points[k] = ContactPoint {
-                    position: xa + qa * m.local_a[k] + m.normal * (0.5 * m.separation[k]),
+                    position: xa
+                        + crate::math::rotate(qa, m.local_a[k])
+                        + m.normal * (0.5 * m.separation[k]),
                     separation: m.separation[k],
                     normal_impulse: m.normal_impulse[k],
                 };

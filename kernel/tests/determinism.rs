@@ -169,11 +169,14 @@ fn tower_split_is_unaffected_by_the_splitter() {
     assert_eq!(on, off);
 }
 
-/// The solver's two widths are one source: every scene gives the same
-/// state hash, step by step, with its bundles solved 16 lanes wide and
-/// lane by lane (on 1 and 4 workers).
+/// The solver's widths and SIMD paths are one source: every scene gives the
+/// same state hash, step by step, with its bundles solved 16 lanes wide on
+/// every instruction set this CPU has (AVX-512, AVX2, the build's baseline)
+/// and lane by lane (on 1, 2 and 4 workers).
 #[test]
-fn wide_and_scalar_solvers_give_the_same_bits() {
+fn every_solver_width_and_simd_path_gives_the_same_bits() {
+    let paths: Vec<SimdPath> = SimdPath::available().collect();
+    assert_eq!(paths.last(), Some(&SimdPath::Baseline));
     for name in scenes::NAMES {
         let scene = scenes::by_name(name).unwrap();
         let steps = if matches!(name, "pyramid" | "rain") {
@@ -181,18 +184,22 @@ fn wide_and_scalar_solvers_give_the_same_bits() {
         } else {
             150
         };
+        let mut runs = vec![
+            (SolverWidth::Wide, SimdPath::Auto, 1),
+            (SolverWidth::Scalar, SimdPath::Auto, 1),
+            (SolverWidth::Scalar, SimdPath::Auto, 4),
+            (SolverWidth::Wide, SimdPath::Auto, 4),
+        ];
+        runs.extend(paths.iter().map(|&p| (SolverWidth::Wide, p, 2)));
         let mut reference = None;
-        for (width, threads) in [
-            (SolverWidth::Wide, 1),
-            (SolverWidth::Scalar, 1),
-            (SolverWidth::Scalar, 4),
-            (SolverWidth::Wide, 4),
-        ] {
+        for (width, simd, threads) in runs {
             let settings = PhysicsSettings {
                 solver_width: width,
+                simd,
                 ..PhysicsSettings::default()
             };
             let (mut w, _) = scene.build(settings).unwrap();
+            assert_eq!(w.simd_path(), simd.resolve());
             let mut hashes = Vec::with_capacity(steps);
             for _ in 0..steps {
                 w.update(scenes::DT, 1, pool(threads)).unwrap();
@@ -200,8 +207,37 @@ fn wide_and_scalar_solvers_give_the_same_bits() {
             }
             match &reference {
                 None => reference = Some(hashes),
-                Some(r) => assert_eq!(&hashes, r, "{name}: {width:?} on {threads} workers"),
+                Some(r) => assert_eq!(
+                    &hashes, r,
+                    "{name}: {width:?} on {simd:?} and {threads} workers"
+                ),
             }
+        }
+    }
+}
+
+/// `Auto` runs the widest path the CPU has; a path it lacks is refused
+/// without changing the world's settings.
+#[test]
+fn simd_paths_resolve_to_what_the_cpu_has() {
+    let auto = SimdPath::Auto.resolve();
+    assert_ne!(auto, SimdPath::Auto);
+    assert!(auto.is_available());
+    assert_eq!(SimdPath::available().next(), Some(auto));
+    let mut w = PhysicsSystem::new(Capacities::default(), PhysicsSettings::default()).unwrap();
+    assert_eq!(w.simd_path(), auto);
+    for p in [SimdPath::Avx512, SimdPath::Avx2, SimdPath::Baseline] {
+        let s = PhysicsSettings {
+            simd: p,
+            ..PhysicsSettings::default()
+        };
+        if p.is_available() {
+            w.set_settings(s).unwrap();
+            assert_eq!(w.simd_path(), p);
+        } else {
+            let before = *w.settings();
+            assert_eq!(w.set_settings(s), Err(PhysicsError::InvalidSettings));
+            assert_eq!(*w.settings(), before);
         }
     }
 }

@@ -4,7 +4,7 @@
 //! exact zero, so those slots keep their bits.
 
 use crate::F32s;
-use crate::{fmadd, load, store, LANES};
+use crate::{load, store, LANES};
 
 /// `dst[i] = src[i] * (k * scale[i]) + dst[i]` for every lane.
 pub fn add_scaled_columns(dst: &mut [f32], src: &[f32], scale: &[f32], k: f32) {
@@ -14,7 +14,7 @@ pub fn add_scaled_columns(dst: &mut [f32], src: &[f32], scale: &[f32], k: f32) {
     let kk = F32s::splat(k);
     for i in (0..dst.len()).step_by(LANES) {
         let s = load(scale, i) * kk;
-        let v = load(src, i).mul_add(s, load(dst, i));
+        let v = load(src, i) * s + load(dst, i);
         store(dst, i, v);
     }
 }
@@ -22,7 +22,7 @@ pub fn add_scaled_columns(dst: &mut [f32], src: &[f32], scale: &[f32], k: f32) {
 /// Scalar twin of [`add_scaled_columns`].
 pub fn add_scaled_columns_scalar(dst: &mut [f32], src: &[f32], scale: &[f32], k: f32) {
     for i in 0..dst.len() {
-        dst[i] = fmadd(src[i], scale[i] * k, dst[i]);
+        dst[i] += src[i] * (scale[i] * k);
     }
 }
 
@@ -32,7 +32,7 @@ pub fn add_scaled_uniform(dst: &mut [f32], scale: &[f32], k: f32) {
     debug_assert!(dst.len().is_multiple_of(LANES) && scale.len() >= dst.len());
     let kk = F32s::splat(k);
     for i in (0..dst.len()).step_by(LANES) {
-        let v = load(scale, i).mul_add(kk, load(dst, i));
+        let v = load(scale, i) * kk + load(dst, i);
         store(dst, i, v);
     }
 }
@@ -40,13 +40,13 @@ pub fn add_scaled_uniform(dst: &mut [f32], scale: &[f32], k: f32) {
 /// Scalar twin of [`add_scaled_uniform`].
 pub fn add_scaled_uniform_scalar(dst: &mut [f32], scale: &[f32], k: f32) {
     for i in 0..dst.len() {
-        dst[i] = fmadd(scale[i], k, dst[i]);
+        dst[i] += scale[i] * k;
     }
 }
 
 /// Whether every value is finite (not NaN, not infinite). `x * 0` is zero
 /// for a finite `x` and NaN otherwise, and a sum with a NaN stays NaN, so
-/// one multiply-add per lane and a compare at the end decide a column.
+/// one multiply and add per lane and a compare at the end decide a column.
 pub fn all_finite(s: &[f32]) -> bool {
     debug_assert!(s.len().is_multiple_of(LANES));
     let zero = F32s::ZERO;

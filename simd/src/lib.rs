@@ -2,9 +2,9 @@
 //!
 //! Every lane function here has a scalar twin (`*_scalar`) computing the same
 //! expression in the same order, so the SIMD path can be checked bit for bit
-//! against plain Rust. Fused multiply-add is used exactly where the target has
-//! FMA ([`fmadd`] mirrors `wide`'s choice), which keeps the twins identical on
-//! any x86-64 build.
+//! against plain Rust. Nothing is fused: a multiply-add is a multiply and an
+//! add, each rounded, on every target, so a build with FMA (or AVX-512, or
+//! only SSE2) computes the same bits as any other build.
 //!
 //! The lane type [`F32s`] is `f32x16`, chosen by measurement (the
 //! `simd_width` bench binary, perf-reports/simd-width.md): the broad phase's
@@ -15,34 +15,24 @@
 //! so the width needs no tail code either way.
 
 mod aabb;
+mod bundle;
 mod columns;
 mod real;
-mod vec3;
 
 pub use aabb::{overlap_mask, overlap_mask_scalar, AabbLanes, AabbRef};
+pub use bundle::{F32x16, M32x16, BUNDLE};
 pub use columns::{
     add_scaled_columns, add_scaled_columns_scalar, add_scaled_uniform, add_scaled_uniform_scalar,
     all_finite, all_finite_scalar,
 };
 pub use real::{Lane, One, Real, Wide, M3, Q4, V3};
-pub use vec3::{QuatLanes, Vec3Lanes};
 
 /// The f32 lane vector used throughout (see the crate docs for the choice).
 pub type F32s = wide::f32x16;
 
-/// Number of f32 lanes in [`F32s`].
+/// Number of f32 lanes in [`F32s`] and in a solver bundle ([`F32x16`]).
 pub const LANES: usize = core::mem::size_of::<F32s>() / 4;
-
-/// Scalar multiply-add with the same rounding as `wide`'s `mul_add` on this
-/// target: fused where the target has FMA, two roundings where it does not.
-#[inline(always)]
-pub fn fmadd(a: f32, b: f32, c: f32) -> f32 {
-    if cfg!(target_feature = "fma") {
-        a.mul_add(b, c)
-    } else {
-        a * b + c
-    }
-}
+const _: () = assert!(LANES == BUNDLE);
 
 /// Loads [`LANES`] consecutive values from `s` starting at `i`.
 #[inline(always)]

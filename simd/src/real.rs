@@ -1,5 +1,5 @@
 //! One source for scalar and wide math: [`Real`] is implemented by `f32`
-//! (one lane) and [`F32s`] (every lane), and code written once over
+//! (one lane) and [`F32x16`] (every lane), and code written once over
 //! `R: Real` (with [`V3`] and [`M3`]) computes, lane by lane, exactly what
 //! the `f32` instantiation computes: every operation here is a single
 //! IEEE-754 operation (add, sub, mul, div, sqrt, compare) or a select, in
@@ -10,7 +10,8 @@
 //! [`Lane`] says where the values of one item come from: [`Wide`] loads all
 //! lanes of a `[f32; LANES]` field, [`One`] one lane of it.
 
-use crate::{F32s, LANES};
+use crate::bundle::{F32x16, M32x16};
+use crate::LANES;
 use core::ops::{Add, AddAssign, Div, Mul, Neg, Sub, SubAssign};
 
 /// A float, or [`LANES`] of them, with lane-wise selects for branches.
@@ -44,9 +45,6 @@ pub trait Real:
     /// Lanes that are neither infinite nor NaN.
     fn finite(self) -> Self::Mask;
     fn abs(self) -> Self;
-    /// `c - a b`, fused (one rounding) where the target has FMA, as glam's
-    /// SSE `Vec3A::cross` computes it.
-    fn neg_mul_add(a: Self, b: Self, c: Self) -> Self;
 
     #[inline(always)]
     fn zero() -> Self {
@@ -126,77 +124,65 @@ impl Real for f32 {
     fn abs(self) -> Self {
         f32::abs(self)
     }
-    #[inline(always)]
-    fn neg_mul_add(a: Self, b: Self, c: Self) -> Self {
-        if cfg!(target_feature = "fma") {
-            (-a).mul_add(b, c)
-        } else {
-            c - a * b
-        }
-    }
 }
 
-impl Real for F32s {
-    type Mask = F32s;
+impl Real for F32x16 {
+    type Mask = M32x16;
     #[inline(always)]
     fn splat(v: f32) -> Self {
-        F32s::splat(v)
+        F32x16::splat(v)
     }
     #[inline(always)]
     fn sqrt(self) -> Self {
-        F32s::sqrt(self)
+        F32x16::sqrt(self)
     }
     #[inline(always)]
-    fn gt(self, o: Self) -> F32s {
-        self.simd_gt(o)
+    fn gt(self, o: Self) -> M32x16 {
+        F32x16::gt(self, o)
     }
     #[inline(always)]
-    fn lt(self, o: Self) -> F32s {
-        self.simd_lt(o)
+    fn lt(self, o: Self) -> M32x16 {
+        F32x16::lt(self, o)
     }
     #[inline(always)]
-    fn ge(self, o: Self) -> F32s {
-        self.simd_ge(o)
+    fn ge(self, o: Self) -> M32x16 {
+        F32x16::ge(self, o)
     }
     #[inline(always)]
-    fn le(self, o: Self) -> F32s {
-        self.simd_le(o)
+    fn le(self, o: Self) -> M32x16 {
+        F32x16::le(self, o)
     }
     #[inline(always)]
-    fn and(a: F32s, b: F32s) -> F32s {
-        a & b
+    fn and(a: M32x16, b: M32x16) -> M32x16 {
+        a.and(b)
     }
     #[inline(always)]
-    fn or(a: F32s, b: F32s) -> F32s {
-        a | b
+    fn or(a: M32x16, b: M32x16) -> M32x16 {
+        a.or(b)
     }
     #[inline(always)]
-    fn not(a: F32s) -> F32s {
+    fn not(a: M32x16) -> M32x16 {
         !a
     }
     #[inline(always)]
-    fn select(m: F32s, t: Self, f: Self) -> Self {
-        m.select(t, f)
+    fn select(m: M32x16, t: Self, f: Self) -> Self {
+        F32x16::select(m, t, f)
     }
     #[inline(always)]
-    fn any(m: F32s) -> bool {
+    fn any(m: M32x16) -> bool {
         m.any()
     }
     #[inline(always)]
-    fn all(m: F32s) -> bool {
+    fn all(m: M32x16) -> bool {
         m.all()
     }
     #[inline(always)]
-    fn finite(self) -> F32s {
-        self.is_finite()
+    fn finite(self) -> M32x16 {
+        F32x16::finite(self)
     }
     #[inline(always)]
     fn abs(self) -> Self {
-        F32s::abs(self)
-    }
-    #[inline(always)]
-    fn neg_mul_add(a: Self, b: Self, c: Self) -> Self {
-        a.mul_neg_add(b, c)
+        F32x16::abs(self)
     }
 }
 
@@ -234,16 +220,6 @@ impl<R: Real> V3<R> {
             self.y * o.z - o.y * self.z,
             self.z * o.x - o.z * self.x,
             self.x * o.y - o.x * self.y,
-        )
-    }
-    /// glam's SSE `Vec3A::cross` (and so `Quat * Vec3`'s cross): each
-    /// component `c - a b` with the second product fused.
-    #[inline(always)]
-    pub fn cross_fused(self, o: Self) -> Self {
-        Self::new(
-            R::neg_mul_add(o.y, self.z, self.y * o.z),
-            R::neg_mul_add(o.z, self.x, self.z * o.x),
-            R::neg_mul_add(o.x, self.y, self.x * o.y),
         )
     }
     /// Each component divided by `s` (glam's `Vec3 / f32`).
@@ -326,16 +302,17 @@ pub struct Q4<R> {
 }
 
 impl<R: Real> Q4<R> {
-    /// `q * v` exactly as glam's SSE `Quat::mul_vec3`:
-    /// `(v (w² − b·b) + b (2 v·b)) + (b × v)(2w)`, `b = (x, y, z)`.
+    /// `q v q*` as glam's `Quat::mul_vec3` computes it without FMA:
+    /// `(v (w² − b·b) + b (2 v·b)) + (b × v)(2w)`, `b = (x, y, z)`. glam
+    /// fuses two of these products where it is compiled with FMA, which
+    /// would make results depend on the build, so the kernel rotates with
+    /// this.
     #[inline(always)]
     pub fn rotate(self, v: V3<R>) -> V3<R> {
         let b = V3::new(self.x, self.y, self.z);
         let two = R::splat(2.0);
         let b2 = b.dot(b);
-        v.scale(self.w * self.w - b2)
-            + b.scale(v.dot(b) * two)
-            + b.cross_fused(v).scale(self.w * two)
+        v.scale(self.w * self.w - b2) + b.scale(v.dot(b) * two) + b.cross(v).scale(self.w * two)
     }
 }
 
@@ -423,14 +400,14 @@ pub struct Wide;
 pub struct One(pub usize);
 
 impl Lane for Wide {
-    type R = F32s;
+    type R = F32x16;
     #[inline(always)]
-    fn load(self, field: &[f32; LANES]) -> F32s {
-        F32s::new(*field)
+    fn load(self, field: &[f32; LANES]) -> F32x16 {
+        F32x16(*field)
     }
     #[inline(always)]
-    fn store(self, field: &mut [f32; LANES], v: F32s) {
-        *field = v.to_array();
+    fn store(self, field: &mut [f32; LANES], v: F32x16) {
+        *field = v.0;
     }
 }
 
@@ -546,9 +523,6 @@ mod tests {
             assert_eq!(bits(i.x_axis), gi.x_axis.to_array().map(f32::to_bits));
             assert_eq!(bits(i.y_axis), gi.y_axis.to_array().map(f32::to_bits));
             assert_eq!(bits(i.z_axis), gi.z_axis.to_array().map(f32::to_bits));
-            let fused = v(a).cross_fused(v(b));
-            let ga = glam::Vec3A::from(a).cross(glam::Vec3A::from(b));
-            assert_eq!(bits(fused), ga.to_array().map(f32::to_bits));
             let q = glam::Quat::from_xyzw(a.x, a.y, a.z, c.x).normalize();
             let qq = Q4 {
                 x: q.x,
@@ -556,7 +530,15 @@ mod tests {
                 z: q.z,
                 w: q.w,
             };
-            assert_eq!(bits(qq.rotate(v(b))), (q * b).to_array().map(f32::to_bits));
+            // glam fuses here where compiled with FMA; without FMA it
+            // computes the same expression as `rotate`.
+            if !cfg!(target_feature = "fma") {
+                assert_eq!(bits(qq.rotate(v(b))), (q * b).to_array().map(f32::to_bits));
+            }
+            let (w, bv) = (q.w, glam::Vec3::new(q.x, q.y, q.z));
+            let expect =
+                b * (w * w - bv.dot(bv)) + bv * (b.dot(bv) * 2.0) + bv.cross(b) * (w * 2.0);
+            assert_eq!(bits(qq.rotate(v(b))), expect.to_array().map(f32::to_bits));
         }
     }
 }

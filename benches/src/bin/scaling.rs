@@ -12,11 +12,13 @@
 //! thread count first), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
 //! step at the largest thread count), `--no-sleep`, `--no-splitter`, `--broadphase
 //! sap|mbp|brute`, `--solver wide|scalar` (the solver's lane width: same
-//! results, to compare their speed).
+//! results, to compare their speed), `--simd auto|avx512|avx2|baseline` (the
+//! instruction set of the wide bundles: same results). The header says which
+//! SIMD path ran.
 
 use archipelago::{
     build_pinned_pool, detect_cores, scenes, BroadPhaseKind, MbpSettings, PhaseTimes,
-    PhysicsSettings, SolverWidth, StepStats, StepTrace, Vec3, WorkSpan,
+    PhysicsSettings, SimdPath, SolverWidth, StepStats, StepTrace, Vec3, WorkSpan,
 };
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -36,6 +38,7 @@ struct Args {
     no_sleep: bool,
     no_splitter: bool,
     solver: SolverWidth,
+    simd: SimdPath,
 }
 
 /// MBP regions for the standard scenes: an 8 × 8 grid over the floor.
@@ -49,7 +52,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar]",
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline]",
         scenes::NAMES.join("|")
     )
 }
@@ -67,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
         no_sleep: false,
         no_splitter: false,
         solver: SolverWidth::Wide,
+        simd: SimdPath::Auto,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -101,6 +105,18 @@ fn parse_args() -> Result<Args, String> {
             }
             "--no-sleep" => args.no_sleep = true,
             "--no-splitter" => args.no_splitter = true,
+            "--simd" => {
+                args.simd = match value()?.as_str() {
+                    "auto" => SimdPath::Auto,
+                    "avx512" => SimdPath::Avx512,
+                    "avx2" => SimdPath::Avx2,
+                    "baseline" => SimdPath::Baseline,
+                    other => return Err(format!("--simd: unknown path {other}")),
+                };
+                if !args.simd.is_available() {
+                    return Err(format!("--simd: this CPU cannot run {:?}", args.simd));
+                }
+            }
             "--solver" => {
                 args.solver = match value()?.as_str() {
                     "wide" => SolverWidth::Wide,
@@ -168,10 +184,11 @@ fn main() {
         allow_sleeping: !args.no_sleep,
         use_large_island_splitter: !args.no_splitter,
         solver_width: args.solver,
+        simd: args.simd,
         ..PhysicsSettings::default()
     };
     println!(
-        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}",
+        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}, SIMD path {:?} (of {:?} here)",
         scene.name,
         scene.dynamic_count(),
         args.steps,
@@ -181,6 +198,8 @@ fn main() {
         if args.no_sleep { "off" } else { "on" },
         if args.no_splitter { "off" } else { "on" },
         args.solver,
+        args.simd.resolve(),
+        SimdPath::available().collect::<Vec<_>>(),
     );
     println!(
         "machine: {} logical CPUs, {} physical cores ({})",

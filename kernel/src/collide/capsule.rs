@@ -1,5 +1,5 @@
 use super::ContactPoints;
-use crate::math::{closest_point_on_segment, closest_segment_params, Quat, Vec3};
+use crate::math::{closest_point_on_segment, closest_segment_params, rotate, Quat, Vec3};
 
 /// Segments whose directions agree to better than this (|cos|) are treated as
 /// parallel and get a two-point manifold, so a capsule lying on another does
@@ -95,8 +95,8 @@ pub(crate) fn collide_capsule_box(
 ) -> Option<ContactPoints> {
     const GOLDEN_ITERATIONS: usize = 48; // 0.618^48 ≈ 1e-10 of the segment
     let inv = qb.inverse();
-    let a = inv * (p - pb);
-    let b = inv * (q - pb);
+    let a = rotate(inv, p - pb);
+    let b = rotate(inv, q - pb);
     let d = b - a;
     let f = |t: f32| box_signed_distance(a + d * t, h);
     let g = 0.618_034_f32;
@@ -152,7 +152,7 @@ pub(crate) fn collide_capsule_box(
     if dist - r > max_separation {
         return None;
     }
-    let normal = -(qb * n_local); // from capsule (A) to box (B)
+    let normal = -rotate(qb, n_local); // from capsule (A) to box (B)
     let mut out = ContactPoints::new(normal);
     let seg_len = d.length();
     if let Some(k) = face_axis {
@@ -179,7 +179,7 @@ pub(crate) fn collide_capsule_box(
                     on_face[k] = sign * h[k];
                     let sep = (s[k] - on_face[k]) * sign - r;
                     if sep <= max_separation {
-                        out.push(pb + qb * (s - n_local * r), pb + qb * on_face);
+                        out.push(pb + rotate(qb, s - n_local * r), pb + rotate(qb, on_face));
                     }
                 }
                 if out.count > 0 {
@@ -189,8 +189,8 @@ pub(crate) fn collide_capsule_box(
         }
     }
     out.push(
-        pb + qb * (c - n_local * r),
-        pb + qb * clamped_or_face(c, clamped, n_local, dist, h),
+        pb + rotate(qb, c - n_local * r),
+        pb + rotate(qb, clamped_or_face(c, clamped, n_local, dist, h)),
     );
     Some(out)
 }

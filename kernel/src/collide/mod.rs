@@ -8,7 +8,7 @@ mod box_box;
 mod capsule;
 mod sphere;
 
-use crate::math::{Quat, Vec3};
+use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
 
 pub(crate) use box_box::collide_box_box;
@@ -67,7 +67,7 @@ pub(crate) struct Placed {
 
 /// Capsule core segment endpoints in world space.
 pub(crate) fn capsule_segment(pos: Vec3, rot: Quat, half_height: f32) -> (Vec3, Vec3) {
-    let axis = rot * Vec3::new(0.0, half_height, 0.0);
+    let axis = rotate(rot, Vec3::new(0.0, half_height, 0.0));
     (pos - axis, pos + axis)
 }
 

@@ -1,5 +1,5 @@
 use super::ContactPoints;
-use crate::math::{closest_point_on_segment, Quat, Vec3};
+use crate::math::{closest_point_on_segment, rotate, Quat, Vec3};
 
 /// Sphere A against sphere B.
 pub(crate) fn collide_sphere_sphere(
@@ -43,7 +43,7 @@ pub(crate) fn collide_sphere_box(
     h: Vec3,
     max_separation: f32,
 ) -> Option<ContactPoints> {
-    let local = qb.inverse() * (ca - pb);
+    let local = rotate(qb.inverse(), ca - pb);
     let clamped = local.clamp(-h, h);
     let delta = local - clamped;
     let dist2 = delta.length_squared();
@@ -72,9 +72,9 @@ pub(crate) fn collide_sphere_box(
         return None;
     }
     // Normal from sphere (A) to box (B) is against the box's outward normal.
-    let n = -(qb * out_normal_local);
+    let n = -rotate(qb, out_normal_local);
     let mut c = ContactPoints::new(n);
-    c.push(ca + n * ra, pb + qb * box_point);
+    c.push(ca + n * ra, pb + rotate(qb, box_point));
     Some(c)
 }
 

@@ -10,7 +10,7 @@
 
 use crate::disjoint::Disjoint;
 use crate::math::Vec3;
-use archipelago_simd::{F32s, Lane, One, Wide, LANES, V3};
+use archipelago_simd::{F32x16, Lane, One, Wide, LANES, V3};
 
 /// A body's velocities during the solve: one 32-byte record, so a body
 /// never straddles two cache lines and two workers' bodies share a line
@@ -122,77 +122,9 @@ impl BodyLanes for One {
     }
 }
 
-/// Floats per [`BodyVelocity`] record (lin x, y, z, ang x, y, z, padding).
-const RECORD_FLOATS: u32 = 8;
-
-/// Six lanes (linear and angular x, y, z) of 16 records, by AVX-512
-/// gathers: one instruction per component instead of 96 scalar loads and
-/// stores and six vector loads that cannot be forwarded from them.
-/// Measured on the pyramid: the velocity solve 2.4 -> XX ms.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-#[inline(always)]
-unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32s>, V3<F32s>) {
-    use core::arch::x86_64::*;
-    debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
-    // SAFETY: avx512f is enabled at compile time (cfg); the indices are
-    // body slots below the array's length, so every gathered float lies in
-    // a record of the array; no concurrent writer (caller).
-    unsafe {
-        let base = vel.as_mut_ptr() as *const f32;
-        let offsets = _mm512_mullo_epi32(
-            _mm512_loadu_si512(idx.as_ptr() as *const __m512i),
-            _mm512_set1_epi32(RECORD_FLOATS as i32),
-        );
-        let g = |c: usize| -> F32s {
-            core::mem::transmute(_mm512_i32gather_ps::<4>(offsets, base.add(c)))
-        };
-        (V3::new(g(0), g(1), g(2)), V3::new(g(3), g(4), g(5)))
-    }
-}
-
-/// Writes back the lanes whose inverse mass is positive, by masked AVX-512
-/// scatters (lanes at the zero slot or a kinematic body are masked out).
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
-#[inline(always)]
-unsafe fn scatter_side(
-    vel: &Velocities,
-    idx: &[u32; LANES],
-    inv_mass: &[f32; LANES],
-    lin: V3<F32s>,
-    ang: V3<F32s>,
-) {
-    use core::arch::x86_64::*;
-    debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
-    // SAFETY: avx512f is enabled at compile time (cfg); every unmasked
-    // index is a body slot below the array's length; the unmasked lanes'
-    // bodies are distinct and this call's alone (caller).
-    unsafe {
-        let base = vel.as_mut_ptr() as *mut f32;
-        let offsets = _mm512_mullo_epi32(
-            _mm512_loadu_si512(idx.as_ptr() as *const __m512i),
-            _mm512_set1_epi32(RECORD_FLOATS as i32),
-        );
-        let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
-            _mm512_loadu_ps(inv_mass.as_ptr()),
-            _mm512_setzero_ps(),
-        );
-        if mask == 0 {
-            return;
-        }
-        for (c, v) in [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]
-            .into_iter()
-            .enumerate()
-        {
-            let v: __m512 = core::mem::transmute(v);
-            _mm512_mask_i32scatter_ps::<4>(base.add(c), mask, offsets, v);
-        }
-    }
-}
-
 /// Six lane arrays from 16 records (the transpose happens in these stores).
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
 #[inline(always)]
-unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32s>, V3<F32s>) {
+unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32x16>, V3<F32x16>) {
     let mut c = [[0f32; LANES]; 6];
     for (l, &i) in idx.iter().enumerate() {
         // SAFETY: forwarded to the caller.
@@ -204,18 +136,17 @@ unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<F32s>, V3<F32
         c[4][l] = r.ang.y;
         c[5][l] = r.ang.z;
     }
-    let f = |k: usize| F32s::new(c[k]);
+    let f = |k: usize| F32x16::new(c[k]);
     (V3::new(f(0), f(1), f(2)), V3::new(f(3), f(4), f(5)))
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
 #[inline(always)]
 unsafe fn scatter_side(
     vel: &Velocities,
     idx: &[u32; LANES],
     inv_mass: &[f32; LANES],
-    lin: V3<F32s>,
-    ang: V3<F32s>,
+    lin: V3<F32x16>,
+    ang: V3<F32x16>,
 ) {
     let c = [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z].map(|v| v.to_array());
     for (l, &i) in idx.iter().enumerate() {
@@ -237,7 +168,7 @@ impl BodyLanes for Wide {
         vel: &Velocities,
         a: &[u32; LANES],
         b: &[u32; LANES],
-    ) -> PairVelocity<F32s> {
+    ) -> PairVelocity<F32x16> {
         // SAFETY: forwarded to the caller.
         let ((va, wa), (vb, wb)) = unsafe { (gather_side(vel, a), gather_side(vel, b)) };
         PairVelocity { va, wa, vb, wb }
@@ -251,12 +182,112 @@ impl BodyLanes for Wide {
         b: &[u32; LANES],
         inv_mass_a: &[f32; LANES],
         inv_mass_b: &[f32; LANES],
-        v: PairVelocity<F32s>,
+        v: PairVelocity<F32x16>,
     ) {
         // SAFETY: forwarded to the caller.
         unsafe {
             scatter_side(vel, a, inv_mass_a, v.va, v.wa);
             scatter_side(vel, b, inv_mass_b, v.vb, v.wb);
+        }
+    }
+}
+
+/// The AVX-512 path's gathers and masked scatters: one instruction per
+/// component instead of 96 scalar loads and stores and six vector loads
+/// that cannot be forwarded from them.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{BodyLanes, PairVelocity, Velocities};
+    use crate::solver::zmm::{WideZmm, Zmm16};
+    use archipelago_simd::{LANES, V3};
+    use core::arch::x86_64::*;
+
+    /// Floats per [`super::BodyVelocity`] record (lin x, y, z, ang x, y, z,
+    /// padding).
+    const RECORD_FLOATS: i32 = 8;
+
+    #[inline(always)]
+    unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<Zmm16>, V3<Zmm16>) {
+        debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
+        // SAFETY: AVX-512F is present wherever a `WideZmm` is used
+        // (`zmm.rs`); the indices are body slots below the array's length,
+        // so every gathered float lies in a record of the array; no
+        // concurrent writer (caller).
+        unsafe {
+            let base = vel.as_mut_ptr() as *const f32;
+            let offsets = _mm512_mullo_epi32(
+                _mm512_loadu_si512(idx.as_ptr() as *const __m512i),
+                _mm512_set1_epi32(RECORD_FLOATS),
+            );
+            let g = |c: usize| Zmm16(_mm512_i32gather_ps::<4>(offsets, base.add(c)));
+            (V3::new(g(0), g(1), g(2)), V3::new(g(3), g(4), g(5)))
+        }
+    }
+
+    /// Writes back the lanes whose inverse mass is positive (lanes at the
+    /// zero slot or a kinematic body are masked out).
+    #[inline(always)]
+    unsafe fn scatter_side(
+        vel: &Velocities,
+        idx: &[u32; LANES],
+        inv_mass: &[f32; LANES],
+        lin: V3<Zmm16>,
+        ang: V3<Zmm16>,
+    ) {
+        debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
+        // SAFETY: AVX-512F as above; every unmasked index is a body slot
+        // below the array's length; the unmasked lanes' bodies are distinct
+        // and this call's alone (caller).
+        unsafe {
+            let base = vel.as_mut_ptr() as *mut f32;
+            let offsets = _mm512_mullo_epi32(
+                _mm512_loadu_si512(idx.as_ptr() as *const __m512i),
+                _mm512_set1_epi32(RECORD_FLOATS),
+            );
+            let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
+                _mm512_loadu_ps(inv_mass.as_ptr()),
+                _mm512_setzero_ps(),
+            );
+            if mask == 0 {
+                return;
+            }
+            for (c, v) in [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z]
+                .into_iter()
+                .enumerate()
+            {
+                _mm512_mask_i32scatter_ps::<4>(base.add(c), mask, offsets, v.0);
+            }
+        }
+    }
+
+    impl BodyLanes for WideZmm {
+        #[inline(always)]
+        unsafe fn gather(
+            self,
+            vel: &Velocities,
+            a: &[u32; LANES],
+            b: &[u32; LANES],
+        ) -> PairVelocity<Zmm16> {
+            // SAFETY: forwarded to the caller.
+            let ((va, wa), (vb, wb)) = unsafe { (gather_side(vel, a), gather_side(vel, b)) };
+            PairVelocity { va, wa, vb, wb }
+        }
+
+        #[inline(always)]
+        unsafe fn scatter(
+            self,
+            vel: &Velocities,
+            a: &[u32; LANES],
+            b: &[u32; LANES],
+            inv_mass_a: &[f32; LANES],
+            inv_mass_b: &[f32; LANES],
+            v: PairVelocity<Zmm16>,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe {
+                scatter_side(vel, a, inv_mass_a, v.va, v.wa);
+                scatter_side(vel, b, inv_mass_b, v.vb, v.wb);
+            }
         }
     }
 }

@@ -48,12 +48,14 @@ use crate::jobs::StepCtx;
 use crate::math::{Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::{PhysicsSettings, SolverWidth};
-use archipelago_simd::{One, Wide, LANES};
+use archipelago_simd::{One, LANES};
 use bodies::{BodyLanes, BodyVelocity};
+use bundles::{PositionBundles, PrepareBundle, VelocityBundles};
 use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
 use contact::position::{lane_used, solve_position, PoseLanes, Poses};
 use contact::prepare::{gather, prepare, prepare_positions, SetupRows};
 use contact::solve::{solve, warm_start};
+use dispatch::dispatch;
 use layout::{Layout, PADDING};
 use schedule::Schedule;
 use splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
@@ -61,10 +63,14 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 mod bodies;
+mod bundles;
 mod contact;
+mod dispatch;
 mod layout;
 mod schedule;
 pub(crate) mod splitter;
+#[cfg(target_arch = "x86_64")]
+mod zmm;
 
 /// Per-manifold marker: not solved (sensor, or no awake dynamic body).
 const NO_CONSTRAINT: u32 = u32::MAX;
@@ -230,15 +236,11 @@ impl ContactSolver {
                     NO_BODY
                 }
             };
-            self.layout.build(
-                &self.order,
-                &self.splitter,
-                &self.small_ranges,
-                |m| {
+            self.layout
+                .build(&self.order, &self.splitter, &self.small_ranges, |m| {
                     let pair = manifolds[m as usize].pair;
                     [dynamic(pair.a), dynamic(pair.b)]
-                },
-            );
+                });
             (stats.wide, stats.scalar) = (self.layout.wide, self.layout.scalar);
             self.velocity_schedule
                 .build(&self.layout, settings.velocity_iterations + 1);
@@ -301,7 +303,7 @@ impl ContactSolver {
         let impulses = Disjoint::new(&mut self.impulses);
         let positions = Disjoint::new(&mut self.positions);
         let (vel, slots) = (&self.vel[..], &self.layout.slot_manifold[..]);
-        let width = settings.solver_width;
+        let (width, simd) = (settings.solver_width, settings.simd.resolve());
         ctx.par_chunks_mut(
             "build constraints",
             &mut self.prestep,
@@ -324,7 +326,16 @@ impl ContactSolver {
                     gather(lanes, bodies, manifolds, vel, zero, &mut rows, r);
                     prepare_positions(&rows, pp);
                     match width {
-                        SolverWidth::Wide => prepare(Wide, &rows, settings, dt, p, imp),
+                        SolverWidth::Wide => dispatch(
+                            simd,
+                            PrepareBundle {
+                                rows: &rows,
+                                settings,
+                                dt,
+                                prestep: p,
+                                impulses: imp,
+                            },
+                        ),
                         SolverWidth::Scalar => {
                             for lane in 0..LANES {
                                 prepare(One(lane), &rows, settings, dt, p, imp);
@@ -346,7 +357,8 @@ impl ContactSolver {
     /// Warm start (iteration 0) and `iterations` Gauss–Seidel passes: large
     /// islands split by split on all workers, a parallel split's bundles 16
     /// lanes wide, the non-parallel split and small islands lane by lane.
-    pub fn solve_velocities(&mut self, ctx: &StepCtx, iterations: u32, width: SolverWidth) {
+    pub fn solve_velocities(&mut self, ctx: &StepCtx, iterations: u32, settings: &PhysicsSettings) {
+        let (width, simd) = (settings.solver_width, settings.simd.resolve());
         let vel = Disjoint::new(&mut self.vel);
         let impulses = Disjoint::new(&mut self.impulses);
         let (refs, prestep, layout) = (&self.refs[..], &self.prestep[..], &self.layout);
@@ -379,21 +391,17 @@ impl ContactSolver {
             if width == SolverWidth::Scalar {
                 return lanes(range, warm);
             }
-            for b in range.start / LANES..range.end.div_ceil(LANES) {
-                let (r, p) = (&refs[b], &prestep[b]);
-                // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
-                // one split) are this worker's alone (the schedule, below).
-                unsafe {
-                    let imp = &mut impulses.slice_mut(b, b + 1)[0];
-                    let mut v = Wide.gather(&vel, &r.a, &r.b);
-                    if warm {
-                        warm_start(Wide, p, imp, &mut v);
-                    } else {
-                        solve(Wide, p, imp, &mut v);
-                    }
-                    Wide.scatter(&vel, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, v);
-                }
-            }
+            // The bundles and their lanes' dynamic bodies (distinct: one
+            // split or colour) are this worker's alone (the schedule, below).
+            let kernel = VelocityBundles {
+                range: range.start / LANES..range.end.div_ceil(LANES),
+                warm,
+                refs,
+                prestep,
+                impulses: &impulses,
+                vel: &vel,
+            };
+            dispatch(simd, kernel);
         };
         self.velocity_schedule.run(
             ctx,
@@ -514,7 +522,7 @@ impl ContactSolver {
             let (refs, prestep, positions) =
                 (&self.refs[..], &self.prestep[..], &self.positions[..]);
             let iterations = settings.position_iterations;
-            let width = settings.solver_width;
+            let (width, simd) = (settings.solver_width, settings.simd.resolve());
             // One lane after another; the schedule gives each range's slots
             // and dynamic bodies to one worker at a time (as in the velocity
             // solve: same splits, barriers and islands).
@@ -539,16 +547,17 @@ impl ContactSolver {
                 if width == SolverWidth::Scalar {
                     return lanes(range);
                 }
-                for b in range.start / LANES..range.end.div_ceil(LANES) {
-                    let (r, p, pp) = (&refs[b], &prestep[b], &positions[b]);
-                    // SAFETY: the bundle's lanes' dynamic bodies (distinct:
-                    // one split) are this worker's alone (the schedule).
-                    unsafe {
-                        let mut pose = Wide.gather_poses(&poses, &r.a, &r.b, pp);
-                        solve_position(Wide, p, pp, &mut pose, settings);
-                        Wide.scatter_poses(&poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
-                    }
-                }
+                // The bundles' lanes' dynamic bodies (distinct: one split
+                // or colour) are this worker's alone (the schedule).
+                let kernel = PositionBundles {
+                    range: range.start / LANES..range.end.div_ceil(LANES),
+                    refs,
+                    prestep,
+                    positions,
+                    poses: &poses,
+                    settings,
+                };
+                dispatch(simd, kernel);
             };
             self.position_schedule.run(
                 ctx,

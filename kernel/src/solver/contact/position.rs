@@ -14,7 +14,7 @@ use super::prepare::axis_row;
 use crate::disjoint::Disjoint;
 use crate::math::{Quat, Vec3};
 use crate::settings::PhysicsSettings;
-use archipelago_simd::{F32s, Lane, One, Real, Wide, LANES, M3, Q4, V3};
+use archipelago_simd::{F32x16, Lane, One, Real, Wide, LANES, M3, Q4, V3};
 
 /// Solver poses per body slot (and the zero slot), written by several
 /// workers at disjoint bodies.
@@ -151,96 +151,32 @@ impl PoseLanes for One {
     }
 }
 
-/// One side's poses by AVX-512 gathers (positions are 3 floats a record,
-/// rotations 4), static lanes from the prestep.
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+/// A bundle's poses from both sides' gathered poses, static lanes from the
+/// prestep (their slots hold no pose).
 #[inline(always)]
-unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32s>, Q4<F32s>) {
-    use core::arch::x86_64::*;
-    debug_assert!(idx
-        .iter()
-        .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
-    // SAFETY: avx512f is enabled at compile time (cfg); every index is a
-    // slot below both arrays' length, so every gathered float lies in a
-    // record; no concurrent writer (caller).
-    unsafe {
-        let i = _mm512_loadu_si512(idx.as_ptr() as *const __m512i);
-        let (p3, q4) = (
-            _mm512_mullo_epi32(i, _mm512_set1_epi32(3)),
-            _mm512_slli_epi32::<2>(i),
-        );
-        let pos = poses.pos.as_mut_ptr() as *const f32;
-        let rot = poses.rot.as_mut_ptr() as *const f32;
-        let gp =
-            |c: usize| -> F32s { core::mem::transmute(_mm512_i32gather_ps::<4>(p3, pos.add(c))) };
-        let gq =
-            |c: usize| -> F32s { core::mem::transmute(_mm512_i32gather_ps::<4>(q4, rot.add(c))) };
-        (
-            V3::new(gp(0), gp(1), gp(2)),
-            Q4 {
-                x: gq(0),
-                y: gq(1),
-                z: gq(2),
-                w: gq(3),
-            },
-        )
-    }
+fn with_statics<L: Lane>(
+    l: L,
+    pp: &PositionPrestep,
+    ga: (V3<L::R>, Q4<L::R>),
+    gb: (V3<L::R>, Q4<L::R>),
+) -> PairPose<L::R> {
+    let zero = L::R::zero();
+    let (xa, qa) = pick(
+        l.load(&pp.static_a).gt(zero),
+        ga,
+        static_pose(l, &pp.xa, &pp.qa),
+    );
+    let (xb, qb) = pick(
+        l.load(&pp.static_b).gt(zero),
+        gb,
+        static_pose(l, &pp.xb, &pp.qb),
+    );
+    PairPose { xa, qa, xb, qb }
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "avx512f"))]
+/// One side's poses, lane by lane through the records.
 #[inline(always)]
-unsafe fn scatter_side(
-    poses: &Poses,
-    idx: &[u32; LANES],
-    inv_mass: &[f32; LANES],
-    x: V3<F32s>,
-    q: Q4<F32s>,
-) {
-    use core::arch::x86_64::*;
-    debug_assert!(idx
-        .iter()
-        .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
-    // SAFETY: avx512f is enabled at compile time (cfg); every unmasked index
-    // is a slot below both arrays' length; the unmasked lanes' bodies are
-    // distinct and this call's alone (caller).
-    unsafe {
-        let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
-            _mm512_loadu_ps(inv_mass.as_ptr()),
-            _mm512_setzero_ps(),
-        );
-        if mask == 0 {
-            return;
-        }
-        let i = _mm512_loadu_si512(idx.as_ptr() as *const __m512i);
-        let (p3, q4) = (
-            _mm512_mullo_epi32(i, _mm512_set1_epi32(3)),
-            _mm512_slli_epi32::<2>(i),
-        );
-        let pos = poses.pos.as_mut_ptr() as *mut f32;
-        let rot = poses.rot.as_mut_ptr() as *mut f32;
-        for (c, v) in [x.x, x.y, x.z].into_iter().enumerate() {
-            _mm512_mask_i32scatter_ps::<4>(
-                pos.add(c),
-                mask,
-                p3,
-                core::mem::transmute::<F32s, __m512>(v),
-            );
-        }
-        for (c, v) in [q.x, q.y, q.z, q.w].into_iter().enumerate() {
-            _mm512_mask_i32scatter_ps::<4>(
-                rot.add(c),
-                mask,
-                q4,
-                core::mem::transmute::<F32s, __m512>(v),
-            );
-        }
-    }
-}
-
-/// Portable twins of the gathers: lane by lane through the records.
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
-#[inline(always)]
-unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32s>, Q4<F32s>) {
+unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32x16>, Q4<F32x16>) {
     let mut c = [[0f32; LANES]; 7];
     for (l, &i) in idx.iter().enumerate() {
         // SAFETY: forwarded to the caller.
@@ -249,7 +185,7 @@ unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32s>, Q4<F32s>)
             c[k][l] = v;
         }
     }
-    let f = |k: usize| F32s::new(c[k]);
+    let f = |k: usize| F32x16::new(c[k]);
     (
         V3::new(f(0), f(1), f(2)),
         Q4 {
@@ -261,14 +197,13 @@ unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32s>, Q4<F32s>)
     )
 }
 
-#[cfg(not(all(target_arch = "x86_64", target_feature = "avx512f")))]
 #[inline(always)]
 unsafe fn scatter_side(
     poses: &Poses,
     idx: &[u32; LANES],
     inv_mass: &[f32; LANES],
-    x: V3<F32s>,
-    q: Q4<F32s>,
+    x: V3<F32x16>,
+    q: Q4<F32x16>,
 ) {
     let c = [x.x, x.y, x.z, q.x, q.y, q.z, q.w].map(|v| v.to_array());
     for (l, &i) in idx.iter().enumerate() {
@@ -295,21 +230,10 @@ impl PoseLanes for Wide {
         a: &[u32; LANES],
         b: &[u32; LANES],
         pp: &PositionPrestep,
-    ) -> PairPose<F32s> {
+    ) -> PairPose<F32x16> {
         // SAFETY: forwarded to the caller.
         let (ga, gb) = unsafe { (gather_side(poses, a), gather_side(poses, b)) };
-        let zero = F32s::zero();
-        let (xa, qa) = pick(
-            self.load(&pp.static_a).gt(zero),
-            ga,
-            static_pose(self, &pp.xa, &pp.qa),
-        );
-        let (xb, qb) = pick(
-            self.load(&pp.static_b).gt(zero),
-            gb,
-            static_pose(self, &pp.xb, &pp.qb),
-        );
-        PairPose { xa, qa, xb, qb }
+        with_statics(self, pp, ga, gb)
     }
 
     #[inline(always)]
@@ -320,12 +244,128 @@ impl PoseLanes for Wide {
         b: &[u32; LANES],
         inv_mass_a: &[f32; LANES],
         inv_mass_b: &[f32; LANES],
-        pose: PairPose<F32s>,
+        pose: PairPose<F32x16>,
     ) {
         // SAFETY: forwarded to the caller.
         unsafe {
             scatter_side(poses, a, inv_mass_a, pose.xa, pose.qa);
             scatter_side(poses, b, inv_mass_b, pose.xb, pose.qb);
+        }
+    }
+}
+
+/// The AVX-512 path's gathers (positions are 3 floats a record, rotations
+/// 4) and masked scatters.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use super::{with_statics, PairPose, PoseLanes, Poses, PositionPrestep};
+    use crate::solver::zmm::{WideZmm, Zmm16};
+    use archipelago_simd::{LANES, Q4, V3};
+    use core::arch::x86_64::*;
+
+    /// Gather offsets (in floats) of the slots' positions and rotations.
+    #[inline(always)]
+    unsafe fn offsets(idx: &[u32; LANES]) -> (__m512i, __m512i) {
+        // SAFETY: AVX-512F is present wherever a `WideZmm` is used
+        // (`zmm.rs`); `idx` is 64 valid bytes.
+        unsafe {
+            let i = _mm512_loadu_si512(idx.as_ptr() as *const __m512i);
+            (
+                _mm512_mullo_epi32(i, _mm512_set1_epi32(3)),
+                _mm512_slli_epi32::<2>(i),
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<Zmm16>, Q4<Zmm16>) {
+        debug_assert!(idx
+            .iter()
+            .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
+        // SAFETY: AVX-512F as above; every index is a slot below both
+        // arrays' length, so every gathered float lies in a record; no
+        // concurrent writer (caller).
+        unsafe {
+            let (p3, q4) = offsets(idx);
+            let pos = poses.pos.as_mut_ptr() as *const f32;
+            let rot = poses.rot.as_mut_ptr() as *const f32;
+            let gp = |c: usize| Zmm16(_mm512_i32gather_ps::<4>(p3, pos.add(c)));
+            let gq = |c: usize| Zmm16(_mm512_i32gather_ps::<4>(q4, rot.add(c)));
+            (
+                V3::new(gp(0), gp(1), gp(2)),
+                Q4 {
+                    x: gq(0),
+                    y: gq(1),
+                    z: gq(2),
+                    w: gq(3),
+                },
+            )
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn scatter_side(
+        poses: &Poses,
+        idx: &[u32; LANES],
+        inv_mass: &[f32; LANES],
+        x: V3<Zmm16>,
+        q: Q4<Zmm16>,
+    ) {
+        debug_assert!(idx
+            .iter()
+            .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
+        // SAFETY: AVX-512F as above; every unmasked index is a slot below
+        // both arrays' length; the unmasked lanes' bodies are distinct and
+        // this call's alone (caller).
+        unsafe {
+            let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
+                _mm512_loadu_ps(inv_mass.as_ptr()),
+                _mm512_setzero_ps(),
+            );
+            if mask == 0 {
+                return;
+            }
+            let (p3, q4) = offsets(idx);
+            let pos = poses.pos.as_mut_ptr() as *mut f32;
+            let rot = poses.rot.as_mut_ptr() as *mut f32;
+            for (c, v) in [x.x, x.y, x.z].into_iter().enumerate() {
+                _mm512_mask_i32scatter_ps::<4>(pos.add(c), mask, p3, v.0);
+            }
+            for (c, v) in [q.x, q.y, q.z, q.w].into_iter().enumerate() {
+                _mm512_mask_i32scatter_ps::<4>(rot.add(c), mask, q4, v.0);
+            }
+        }
+    }
+
+    impl PoseLanes for WideZmm {
+        #[inline(always)]
+        unsafe fn gather_poses(
+            self,
+            poses: &Poses,
+            a: &[u32; LANES],
+            b: &[u32; LANES],
+            pp: &PositionPrestep,
+        ) -> PairPose<Zmm16> {
+            // SAFETY: forwarded to the caller.
+            let (ga, gb) = unsafe { (gather_side(poses, a), gather_side(poses, b)) };
+            with_statics(self, pp, ga, gb)
+        }
+
+        #[inline(always)]
+        unsafe fn scatter_poses(
+            self,
+            poses: &Poses,
+            a: &[u32; LANES],
+            b: &[u32; LANES],
+            inv_mass_a: &[f32; LANES],
+            inv_mass_b: &[f32; LANES],
+            pose: PairPose<Zmm16>,
+        ) {
+            // SAFETY: forwarded to the caller.
+            unsafe {
+                scatter_side(poses, a, inv_mass_a, pose.xa, pose.qa);
+                scatter_side(poses, b, inv_mass_b, pose.xb, pose.qb);
+            }
         }
     }
 }

@@ -2,7 +2,8 @@
 //! and dynamic sides, mass ratios up to 1000, 1–4 points, face manifolds,
 //! friction at its clamp, restitution, speculative points) the wide setup,
 //! velocity iterations and position pushes give, lane by lane, the bits
-//! the scalar path gives for that lane alone.
+//! the scalar path gives for that lane alone, on every wide lane type the
+//! CPU runs (the portable bundle, and the AVX-512 one where present).
 
 use super::batch::{ContactImpulses, ContactPrestep, PositionPrestep};
 use super::position::{solve_position, PairPose};
@@ -12,7 +13,7 @@ use crate::math::{perpendicular, world_inverse_inertia, Quat, Vec3};
 use crate::settings::PhysicsSettings;
 use crate::solver::bodies::PairVelocity;
 use crate::test_rng::TestRng;
-use archipelago_simd::{F32s, Lane, One, Wide, LANES, Q4, V3};
+use archipelago_simd::{Lane, One, Wide, LANES, Q4, V3};
 use bytemuck::Zeroable;
 
 fn unit_quat(r: &mut TestRng) -> Quat {
@@ -174,12 +175,82 @@ fn pair<L: Lane>(l: L, rows: &SetupRows) -> PairVelocity<L::R> {
     }
 }
 
-fn lane_bits(v: V3<F32s>, l: usize) -> [u32; 3] {
-    [v.x.to_array()[l], v.y.to_array()[l], v.z.to_array()[l]].map(f32::to_bits)
+/// A bundle's results from one wide lane type, stored back to lane arrays.
+struct WideOut {
+    prestep: ContactPrestep,
+    impulses: ContactImpulses,
+    /// va, wa, vb, wb after the warm start and 10 iterations.
+    vel: [[[f32; LANES]; 3]; 4],
+    /// xa, xb, then qa, qb (x, y, z, w) after 2 position pushes.
+    pos: [[[f32; LANES]; 3]; 2],
+    rot: [[[f32; LANES]; 4]; 2],
+}
+
+/// Setup, warm start, 10 velocity iterations and 2 position pushes of one
+/// bundle, all lanes at once on lane type `l`.
+fn run_wide<L: Lane>(l: L, rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> WideOut {
+    let (mut pw, mut iw) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
+    prepare(l, rows, s, dt, &mut pw, &mut iw);
+    let mut v = pair(l, rows);
+    warm_start(l, &pw, &iw, &mut v);
+    for _ in 0..10 {
+        solve(l, &pw, &mut iw, &mut v);
+    }
+    let mut pp = PositionPrestep::zeroed();
+    prepare_positions(rows, &mut pp);
+    let q = |f: &[[f32; LANES]; 4]| Q4 {
+        x: l.load(&f[0]),
+        y: l.load(&f[1]),
+        z: l.load(&f[2]),
+        w: l.load(&f[3]),
+    };
+    let mut x = PairPose {
+        xa: l.load3(&rows.xa),
+        qa: q(&rows.qa),
+        xb: l.load3(&rows.xb),
+        qb: q(&rows.qb),
+    };
+    for _ in 0..2 {
+        solve_position(l, &pw, &pp, &mut x, s);
+    }
+    let mut out = WideOut {
+        prestep: pw,
+        impulses: iw,
+        vel: [[[0.0; LANES]; 3]; 4],
+        pos: [[[0.0; LANES]; 3]; 2],
+        rot: [[[0.0; LANES]; 4]; 2],
+    };
+    for (k, side) in [v.va, v.wa, v.vb, v.wb].into_iter().enumerate() {
+        l.store3(&mut out.vel[k], side);
+    }
+    l.store3(&mut out.pos[0], x.xa);
+    l.store3(&mut out.pos[1], x.xb);
+    for (k, r) in [x.qa, x.qb].into_iter().enumerate() {
+        for (c, v) in [r.x, r.y, r.z, r.w].into_iter().enumerate() {
+            l.store(&mut out.rot[k][c], v);
+        }
+    }
+    out
+}
+
+/// The wide lane types this CPU runs: the portable bundle and, with
+/// AVX-512F, the `zmm` one.
+fn wide_outputs(rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> Vec<(&'static str, WideOut)> {
+    #[allow(unused_mut)]
+    let mut outs = vec![("portable", run_wide(Wide, rows, s, dt))];
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        outs.push(("avx512", run_wide(crate::solver::zmm::WideZmm, rows, s, dt)));
+    }
+    outs
 }
 
 fn bits(v: V3<f32>) -> [u32; 3] {
     [v.x, v.y, v.z].map(f32::to_bits)
+}
+
+fn lane_bits(f: &[[f32; LANES]; 3], l: usize) -> [u32; 3] {
+    [f[0][l], f[1][l], f[2][l]].map(f32::to_bits)
 }
 
 #[test]
@@ -190,111 +261,100 @@ fn wide_and_scalar_are_bit_identical_lane_by_lane() {
     let (mut blocks, mut clamped, mut bounced) = (0, 0, 0);
     for _ in 0..300 {
         let rows = random_rows(&mut r);
-        // setup
-        let (mut pw, mut iw) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
-        prepare(Wide, &rows, &s, dt, &mut pw, &mut iw);
         let (mut ps, mut is) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
         for l in 0..LANES {
             prepare(One(l), &rows, &s, dt, &mut ps, &mut is);
         }
-        assert_eq!(bytemuck::bytes_of(&pw), bytemuck::bytes_of(&ps), "prestep");
-        assert_eq!(
-            bytemuck::bytes_of(&iw),
-            bytemuck::bytes_of(&is),
-            "warm impulses"
-        );
+        let mut pp = PositionPrestep::zeroed();
+        prepare_positions(&rows, &mut pp);
+        let wides = wide_outputs(&rows, &s, dt);
+        let pw = &wides[0].1.prestep;
         blocks += pw.block.has.iter().filter(|&&h| h > 0.0).count();
         bounced += (0..LANES)
             .filter(|&l| (0..4).any(|k| pw.points[k].target[l] > 0.5))
             .count();
-        // velocity iterations
-        let mut vw = pair(Wide, &rows);
-        warm_start(Wide, &pw, &iw, &mut vw);
-        for _ in 0..10 {
-            solve(Wide, &pw, &mut iw, &mut vw);
-        }
+        // setup: the warm impulses before any iteration
+        let (mut p0, mut i0) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
+        prepare(Wide, &rows, &s, dt, &mut p0, &mut i0);
+        assert_eq!(
+            bytemuck::bytes_of(&i0),
+            bytemuck::bytes_of(&is),
+            "warm impulses"
+        );
         for l in 0..LANES {
-            let mut vs = pair(One(l), &rows);
+            // one lane: warm start, 10 iterations, 2 pushes
+            let o = One(l);
+            let mut vs = pair(o, &rows);
             let mut imp = is;
-            warm_start(One(l), &ps, &imp, &mut vs);
+            warm_start(o, &ps, &imp, &mut vs);
             for _ in 0..10 {
-                solve(One(l), &ps, &mut imp, &mut vs);
+                solve(o, &ps, &mut imp, &mut vs);
             }
-            assert_eq!(lane_bits(vw.va, l), bits(vs.va), "lane {l} va");
-            assert_eq!(lane_bits(vw.wa, l), bits(vs.wa), "lane {l} wa");
-            assert_eq!(lane_bits(vw.vb, l), bits(vs.vb), "lane {l} vb");
-            assert_eq!(lane_bits(vw.wb, l), bits(vs.wb), "lane {l} wb");
-            for k in 0..4 {
+            let q = |f: &[[f32; LANES]; 4]| Q4 {
+                x: o.load(&f[0]),
+                y: o.load(&f[1]),
+                z: o.load(&f[2]),
+                w: o.load(&f[3]),
+            };
+            let mut xs = PairPose {
+                xa: o.load3(&rows.xa),
+                qa: q(&rows.qa),
+                xb: o.load3(&rows.xb),
+                qb: q(&rows.qb),
+            };
+            for _ in 0..2 {
+                solve_position(o, &ps, &pp, &mut xs, &s);
+            }
+            for (name, w) in &wides {
                 assert_eq!(
-                    iw.normal[k][l].to_bits(),
-                    imp.normal[k][l].to_bits(),
-                    "lane {l} point {k}"
+                    bytemuck::bytes_of(&w.prestep),
+                    bytemuck::bytes_of(&ps),
+                    "{name}: prestep"
                 );
+                for (k, side) in [vs.va, vs.wa, vs.vb, vs.wb].into_iter().enumerate() {
+                    assert_eq!(
+                        lane_bits(&w.vel[k], l),
+                        bits(side),
+                        "{name}: lane {l} velocity {k}"
+                    );
+                }
+                for k in 0..4 {
+                    assert_eq!(
+                        w.impulses.normal[k][l].to_bits(),
+                        imp.normal[k][l].to_bits(),
+                        "{name}: lane {l} point {k}"
+                    );
+                }
+                for f in 0..2 {
+                    assert_eq!(
+                        w.impulses.friction[f][l].to_bits(),
+                        imp.friction[f][l].to_bits()
+                    );
+                }
+                assert_eq!(w.impulses.twist[l].to_bits(), imp.twist[l].to_bits());
+                assert_eq!(
+                    lane_bits(&w.pos[0], l),
+                    bits(xs.xa),
+                    "{name}: lane {l} position a"
+                );
+                assert_eq!(
+                    lane_bits(&w.pos[1], l),
+                    bits(xs.xb),
+                    "{name}: lane {l} position b"
+                );
+                for (k, r) in [xs.qa, xs.qb].into_iter().enumerate() {
+                    assert_eq!(
+                        w.rot[k].map(|c| c[l].to_bits()),
+                        [r.x, r.y, r.z, r.w].map(f32::to_bits),
+                        "{name}: lane {l} rotation {k}"
+                    );
+                }
             }
-            for f in 0..2 {
-                assert_eq!(iw.friction[f][l].to_bits(), imp.friction[f][l].to_bits());
-            }
-            assert_eq!(iw.twist[l].to_bits(), imp.twist[l].to_bits());
             let sum: f32 = (0..4).map(|k| imp.normal[k][l]).sum();
             let f = (imp.friction[0][l].powi(2) + imp.friction[1][l].powi(2)).sqrt();
             if f > 0.0 && (f - ps.friction[l] * sum).abs() < 1e-3 * f.max(1.0) {
                 clamped += 1;
             }
-        }
-        // position pushes
-        let mut pp = PositionPrestep::zeroed();
-        prepare_positions(&rows, &mut pp);
-        let mut xw = PairPose {
-            xa: Wide.load3(&rows.xa),
-            qa: Q4 {
-                x: Wide.load(&rows.qa[0]),
-                y: Wide.load(&rows.qa[1]),
-                z: Wide.load(&rows.qa[2]),
-                w: Wide.load(&rows.qa[3]),
-            },
-            xb: Wide.load3(&rows.xb),
-            qb: Q4 {
-                x: Wide.load(&rows.qb[0]),
-                y: Wide.load(&rows.qb[1]),
-                z: Wide.load(&rows.qb[2]),
-                w: Wide.load(&rows.qb[3]),
-            },
-        };
-        for _ in 0..2 {
-            solve_position(Wide, &pw, &pp, &mut xw, &s);
-        }
-        for l in 0..LANES {
-            let o = One(l);
-            let mut xs = PairPose {
-                xa: o.load3(&rows.xa),
-                qa: Q4 {
-                    x: o.load(&rows.qa[0]),
-                    y: o.load(&rows.qa[1]),
-                    z: o.load(&rows.qa[2]),
-                    w: o.load(&rows.qa[3]),
-                },
-                xb: o.load3(&rows.xb),
-                qb: Q4 {
-                    x: o.load(&rows.qb[0]),
-                    y: o.load(&rows.qb[1]),
-                    z: o.load(&rows.qb[2]),
-                    w: o.load(&rows.qb[3]),
-                },
-            };
-            for _ in 0..2 {
-                solve_position(o, &ps, &pp, &mut xs, &s);
-            }
-            assert_eq!(lane_bits(xw.xa, l), bits(xs.xa), "lane {l} position a");
-            assert_eq!(lane_bits(xw.xb, l), bits(xs.xb), "lane {l} position b");
-            let qbits = |q: Q4<F32s>| [q.x, q.y, q.z, q.w].map(|c| c.to_array()[l].to_bits());
-            assert_eq!(
-                qbits(xw.qa),
-                [xs.qa.x, xs.qa.y, xs.qa.z, xs.qa.w].map(f32::to_bits)
-            );
-            assert_eq!(
-                qbits(xw.qb),
-                [xs.qb.x, xs.qb.y, xs.qb.z, xs.qb.w].map(f32::to_bits)
-            );
         }
     }
     // the random bundles reached every path the test is about

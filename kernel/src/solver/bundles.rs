@@ -1,0 +1,97 @@
+//! The solver's loops over whole bundles, one per stage, as
+//! [`BundleKernel`]s: `dispatch.rs` compiles each once per instruction set
+//! and runs the one the settings resolve to. The lane-by-lane loops (the
+//! non-parallel split, pack overflows, `SolverWidth::Scalar`) stay in
+//! `mod.rs`: one lane at a time has nothing to gain from wider registers.
+
+use super::bodies::Velocities;
+use super::contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
+use super::contact::position::{solve_position, Poses};
+use super::contact::prepare::{prepare, SetupRows};
+use super::contact::solve::{solve, warm_start};
+use super::dispatch::{BundleKernel, BundleLane};
+use crate::disjoint::Disjoint;
+use crate::settings::PhysicsSettings;
+use std::ops::Range;
+
+/// Warm start (iteration 0) or one velocity iteration of bundles `range`.
+pub(crate) struct VelocityBundles<'s, 'v> {
+    pub range: Range<usize>,
+    pub warm: bool,
+    pub refs: &'s [BundleBodies],
+    pub prestep: &'s [ContactPrestep],
+    pub impulses: &'s Disjoint<'v, ContactImpulses>,
+    pub vel: &'s Velocities<'v>,
+}
+
+impl BundleKernel for VelocityBundles<'_, '_> {
+    #[inline(always)]
+    fn run<L: BundleLane>(self, l: L) {
+        for b in self.range {
+            let (r, p) = (&self.refs[b], &self.prestep[b]);
+            // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
+            // one split or colour) are this worker's alone (the caller's
+            // schedule).
+            unsafe {
+                let imp = &mut self.impulses.slice_mut(b, b + 1)[0];
+                let mut v = l.gather(self.vel, &r.a, &r.b);
+                if self.warm {
+                    warm_start(l, p, imp, &mut v);
+                } else {
+                    solve(l, p, imp, &mut v);
+                }
+                l.scatter(self.vel, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, v);
+            }
+        }
+    }
+}
+
+/// One position iteration of bundles `range`.
+pub(crate) struct PositionBundles<'s, 'v> {
+    pub range: Range<usize>,
+    pub refs: &'s [BundleBodies],
+    pub prestep: &'s [ContactPrestep],
+    pub positions: &'s [PositionPrestep],
+    pub poses: &'s Poses<'v>,
+    pub settings: &'s PhysicsSettings,
+}
+
+impl BundleKernel for PositionBundles<'_, '_> {
+    #[inline(always)]
+    fn run<L: BundleLane>(self, l: L) {
+        for b in self.range {
+            let (r, p, pp) = (&self.refs[b], &self.prestep[b], &self.positions[b]);
+            // SAFETY: the bundle's lanes' dynamic bodies (distinct: one
+            // split or colour) are this worker's alone (the caller's
+            // schedule).
+            unsafe {
+                let mut pose = l.gather_poses(self.poses, &r.a, &r.b, pp);
+                solve_position(l, p, pp, &mut pose, self.settings);
+                l.scatter_poses(self.poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
+            }
+        }
+    }
+}
+
+/// One bundle's setup from its gathered rows.
+pub(crate) struct PrepareBundle<'s> {
+    pub rows: &'s SetupRows,
+    pub settings: &'s PhysicsSettings,
+    pub dt: f32,
+    pub prestep: &'s mut ContactPrestep,
+    pub impulses: &'s mut ContactImpulses,
+}
+
+impl BundleKernel for PrepareBundle<'_> {
+    #[inline(always)]
+    fn run<L: BundleLane>(self, l: L) {
+        prepare(
+            l,
+            self.rows,
+            self.settings,
+            self.dt,
+            self.prestep,
+            self.impulses,
+        );
+    }
+}
