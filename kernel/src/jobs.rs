@@ -56,8 +56,7 @@ impl StepCtx<'static> {
 }
 
 /// Makes the `nth` start (counting from 0) of a job named `job` panic: the
-/// hidden test hook behind
-/// [`PhysicsSystem::inject_job_panic`](crate::PhysicsSystem::inject_job_panic).
+/// test hook behind `PhysicsSystem::inject_job_panic` (feature `test-hooks`).
 #[derive(Debug)]
 pub struct InjectedPanic {
     pub job: &'static str,

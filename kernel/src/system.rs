@@ -198,11 +198,12 @@ impl PhysicsSystem {
         &self.faulted
     }
 
-    /// Test hook, not part of the API: makes the `nth` run (from 0) of the
-    /// job named `job` (a name in the chrome trace) panic during the next
-    /// `update`, to check that a panicking job reaches the caller in
-    /// bounded time on any pool instead of deadlocking its partners.
-    #[doc(hidden)]
+    /// Test hook (feature `test-hooks`, off by default): makes the `nth` run
+    /// (from 0) of the job named `job` (a name in the chrome trace) panic
+    /// during the next `update`, to check that a panicking job reaches the
+    /// caller in bounded time on any pool instead of deadlocking its
+    /// partners.
+    #[cfg(feature = "test-hooks")]
     pub fn inject_job_panic(&mut self, job: &'static str, nth: usize) {
         self.injected_panic = Some(crate::jobs::InjectedPanic {
             job,
@@ -211,10 +212,10 @@ impl PhysicsSystem {
         });
     }
 
-    /// Test hook, not part of the API: overwrites an awake body's linear
-    /// velocity with NaN, as a bug or a stray write would, to check that
-    /// the step contains it (no public call can store a NaN).
-    #[doc(hidden)]
+    /// Test hook (feature `test-hooks`, off by default): overwrites an awake
+    /// body's linear velocity with NaN, as a bug or a stray write would, to
+    /// check that the step contains it (no public call can store a NaN).
+    #[cfg(feature = "test-hooks")]
     pub fn corrupt_velocity_for_tests(&mut self, id: BodyId) -> Result<()> {
         let i = self.dynamic(id)?;
         if !self.bodies.is_active(i) {
