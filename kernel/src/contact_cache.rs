@@ -1,8 +1,8 @@
 //! Contact cache: last step's manifolds, kept for warm starting.
 //!
 //! Manifolds come out of the narrow phase sorted by body pair, and the cache
-//! keeps them in that order, so each manifold finds last step's by binary
-//! search (in parallel) and storing writes a sorted union in parallel: no
+//! keeps them in that order, so each job of manifolds finds last step's by
+//! one binary search and a forward walk (in parallel) and storing writes a sorted union in parallel: no
 //! hash table, no allocation, and an order that depends on body indices
 //! alone. If the pair's normal turned
 //! less than `contact_normal_preserve_cos`, the manifold keeps its friction
@@ -87,13 +87,22 @@ impl ContactCache {
         let previous = &self.previous[..];
         ctx.par_chunks_mut("match cache", manifolds, MANIFOLDS_PER_JOB, |_, chunk| {
             let mut matched = 0;
+            // Both lists are pair-sorted: one binary search places the
+            // chunk, then a forward walk reads `previous` in order (a
+            // binary search per manifold missed the cache on most probes).
+            let mut j = chunk
+                .first()
+                .map_or(0, |m| previous.partition_point(|c| c.key < m.pair.key()));
             for m in chunk {
                 m.normal_impulse = [0.0; MAX_POINTS];
                 m.friction_impulse = [0.0; 3];
                 let key = m.pair.key();
-                let Ok(j) = previous.binary_search_by_key(&key, |c| c.key) else {
+                while j < previous.len() && previous[j].key < key {
+                    j += 1;
+                }
+                if j == previous.len() || previous[j].key != key {
                     continue;
-                };
+                }
                 let old = &previous[j];
                 if old.normal.dot(m.normal) < normal_cos {
                     continue;
