@@ -35,13 +35,6 @@ impl Obb {
             h: h.to_array(),
         }
     }
-
-    /// Projected radius onto axis `l`.
-    fn radius(&self, l: Vec3) -> f32 {
-        self.h[0] * self.u[0].dot(l).abs()
-            + self.h[1] * self.u[1].dot(l).abs()
-            + self.h[2] * self.u[2].dot(l).abs()
-    }
 }
 
 #[derive(Clone, Copy)]
@@ -65,9 +58,23 @@ pub(crate) fn collide_box_box(
     let b = Obb::new(pb, qb, hb);
     let d = b.c - a.c;
 
+    // Gottschalk's OBB test: B's axes in A's frame (`r[i][j] = a_i · b_j`)
+    // and the centre offset in both frames, computed once; every one of the
+    // 15 axes then reads its projected radii from these.
+    let mut r = [[0.0f32; 3]; 3];
+    let mut abs_r = [[0.0f32; 3]; 3];
+    for i in 0..3 {
+        for j in 0..3 {
+            r[i][j] = a.u[i].dot(b.u[j]);
+            abs_r[i][j] = r[i][j].abs();
+        }
+    }
+    let ta = [d.dot(a.u[0]), d.dot(a.u[1]), d.dot(a.u[2])];
+
     let mut best_a = (f32::NEG_INFINITY, 0);
     for i in 0..3 {
-        let s = d.dot(a.u[i]).abs() - a.h[i] - b.radius(a.u[i]);
+        let rb = b.h[0] * abs_r[i][0] + b.h[1] * abs_r[i][1] + b.h[2] * abs_r[i][2];
+        let s = ta[i].abs() - a.h[i] - rb;
         if s > max_separation {
             return None;
         }
@@ -77,7 +84,8 @@ pub(crate) fn collide_box_box(
     }
     let mut best_b = (f32::NEG_INFINITY, 0);
     for j in 0..3 {
-        let s = d.dot(b.u[j]).abs() - a.radius(b.u[j]) - b.h[j];
+        let ra = a.h[0] * abs_r[0][j] + a.h[1] * abs_r[1][j] + a.h[2] * abs_r[2][j];
+        let s = d.dot(b.u[j]).abs() - ra - b.h[j];
         if s > max_separation {
             return None;
         }
@@ -85,21 +93,27 @@ pub(crate) fn collide_box_box(
             best_b = (s, j);
         }
     }
-    let mut best_edge = (f32::NEG_INFINITY, 0, 0, Vec3::ZERO);
+    // Edge axes a_i × b_j, unnormalised: with (i, i1, i2) and (j, j1, j2)
+    // cyclic, d·l = ta[i2] r[i1][j] - ta[i1] r[i2][j] and the radii are two
+    // products each; the separation is divided by |l| once at the end.
+    let mut best_edge = (f32::NEG_INFINITY, 0, 0, 0.0f32);
     for i in 0..3 {
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
         for j in 0..3 {
-            let l = a.u[i].cross(b.u[j]);
-            let len = l.length();
+            let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+            let len = a.u[i].cross(b.u[j]).length();
             if len < MIN_EDGE_AXIS {
                 continue;
             }
-            let l = l / len;
-            let s = d.dot(l).abs() - a.radius(l) - b.radius(l);
+            let dl = ta[i2] * r[i1][j] - ta[i1] * r[i2][j];
+            let ra = a.h[i1] * abs_r[i2][j] + a.h[i2] * abs_r[i1][j];
+            let rb = b.h[j1] * abs_r[i][j2] + b.h[j2] * abs_r[i][j1];
+            let s = (dl.abs() - ra - rb) / len;
             if s > max_separation {
                 return None;
             }
             if s > best_edge.0 {
-                best_edge = (s, i, j, l);
+                best_edge = (s, i, j, len);
             }
         }
     }
@@ -110,7 +124,8 @@ pub(crate) fn collide_box_box(
         (best_a.0, Feature::FaceA(best_a.1))
     };
     if best_edge.0 > face_sep + EDGE_TOLERANCE {
-        feature = Feature::Edge(best_edge.1, best_edge.2, best_edge.3);
+        let (_, i, j, len) = best_edge;
+        feature = Feature::Edge(i, j, a.u[i].cross(b.u[j]) / len);
     }
 
     match feature {
