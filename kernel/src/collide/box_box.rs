@@ -83,9 +83,9 @@ pub(crate) fn collide_box_box(
         }
     }
     let mut best_b = (f32::NEG_INFINITY, 0);
-    for j in 0..3 {
+    for (j, (&bu, &bh)) in b.u.iter().zip(&b.h).enumerate() {
         let ra = a.h[0] * abs_r[0][j] + a.h[1] * abs_r[1][j] + a.h[2] * abs_r[2][j];
-        let s = d.dot(b.u[j]).abs() - ra - b.h[j];
+        let s = d.dot(bu).abs() - ra - bh;
         if s > max_separation {
             return None;
         }
@@ -167,10 +167,15 @@ fn face_contact(
     } else {
         inc.u[m]
     };
-    let face_c = inc.c + inc_normal * inc.h[m];
+    // The incident face's corners in the reference face's frame: x and y
+    // along its two edges, z along n, origin at `r`'s centre. Clipping
+    // against the side planes is then a compare on one coordinate.
+    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+    let frame = |v: Vec3| Vec3::new(v.dot(r.u[k1]), v.dot(r.u[k2]), v.dot(n));
+    let face_c = frame(inc.c + inc_normal * inc.h[m] - r.c);
     let (m1, m2) = ((m + 1) % 3, (m + 2) % 3);
-    let e1 = inc.u[m1] * inc.h[m1];
-    let e2 = inc.u[m2] * inc.h[m2];
+    let e1 = frame(inc.u[m1] * inc.h[m1]);
+    let e2 = frame(inc.u[m2] * inc.h[m2]);
     let mut poly = [Vec3::ZERO; MAX_CLIP];
     poly[0] = face_c + e1 + e2;
     poly[1] = face_c - e1 + e2;
@@ -178,12 +183,16 @@ fn face_contact(
     poly[3] = face_c + e1 - e2;
     let mut count = 4;
 
-    // Clip against the four side planes of the reference face.
-    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-    for &(axis, sign) in &[(k1, 1.0f32), (k1, -1.0), (k2, 1.0), (k2, -1.0)] {
-        let pn = r.u[axis] * sign;
-        let offset = pn.dot(r.c) + r.h[axis];
-        count = clip_polygon(&mut poly, count, pn, offset);
+    // Clip against the four side planes of the reference face, from one
+    // buffer into the other and back (copying the polygon back after each
+    // plane stalled on store forwarding).
+    let mut spare = [Vec3::ZERO; MAX_CLIP];
+    for (axis, half) in [(0, r.h[k1]), (1, r.h[k2])] {
+        count = clip_polygon(&poly[..count], &mut spare, axis, 1.0, half);
+        if count == 0 {
+            return None;
+        }
+        count = clip_polygon(&spare[..count], &mut poly, axis, -1.0, half);
         if count == 0 {
             return None;
         }
@@ -191,11 +200,10 @@ fn face_contact(
 
     // Keep the clipped points below the reference face (within the
     // speculative distance), paired with their projection onto it.
-    let face_offset = n.dot(r.c) + r.h[k];
     let mut pts = [(Vec3::ZERO, 0.0f32); MAX_CLIP];
     let mut kept = 0;
     for &v in &poly[..count] {
-        let sep = n.dot(v) - face_offset;
+        let sep = v.z - r.h[k];
         if sep <= max_separation {
             pts[kept] = (v, sep);
             kept += 1;
@@ -204,24 +212,32 @@ fn face_contact(
     if kept == 0 {
         return None;
     }
-    let chosen = reduce_to_four(&pts[..kept], n);
+    let chosen = reduce_to_four(&pts[..kept], Vec3::Z);
+    let world = |x: f32, y: f32, z: f32| r.c + r.u[k1] * x + r.u[k2] * y + n * z;
     let mut out = ContactPoints::new(n);
     for &idx in chosen.iter().flatten() {
-        let (v, sep) = pts[idx];
-        out.push(v - n * sep, v);
+        let (v, _) = pts[idx];
+        out.push(world(v.x, v.y, r.h[k]), world(v.x, v.y, v.z));
     }
     Some(out)
 }
 
-/// Sutherland–Hodgman: keeps the part of `poly[..count]` with `pn·x <= offset`.
-fn clip_polygon(poly: &mut [Vec3; MAX_CLIP], count: usize, pn: Vec3, offset: f32) -> usize {
-    let mut out = [Vec3::ZERO; MAX_CLIP];
+/// Sutherland–Hodgman in the reference face's frame: writes to `out` the
+/// part of `poly` with `sign · p[axis] <= half`, returns its vertex count.
+fn clip_polygon(
+    poly: &[Vec3],
+    out: &mut [Vec3; MAX_CLIP],
+    axis: usize,
+    sign: f32,
+    half: f32,
+) -> usize {
+    let count = poly.len();
     let mut n_out = 0;
     for i in 0..count {
         let p = poly[i];
         let q = poly[(i + 1) % count];
-        let dp = pn.dot(p) - offset;
-        let dq = pn.dot(q) - offset;
+        let dp = sign * p[axis] - half;
+        let dq = sign * q[axis] - half;
         if dp <= 0.0 && n_out < MAX_CLIP {
             out[n_out] = p;
             n_out += 1;
@@ -232,7 +248,6 @@ fn clip_polygon(poly: &mut [Vec3; MAX_CLIP], count: usize, pn: Vec3, offset: f32
             n_out += 1;
         }
     }
-    *poly = out;
     n_out
 }
 
