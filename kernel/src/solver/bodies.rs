@@ -205,71 +205,22 @@ impl BodyLanes for Wide {
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::{BodyLanes, PairVelocity, Velocities};
-    use crate::solver::zmm::{WideZmm, Zmm16};
+    use crate::solver::zmm::{load_records, store_records, WideZmm, Zmm16};
     use archipelago_simd::{LANES, V3};
     use core::arch::x86_64::*;
-
-    /// Transposes two 8×8 blocks at once: the low 256-bit halves of `r`
-    /// are one block's rows, the high halves the other's. Row `k` of the
-    /// result holds column `k` of each block in the same half. Its own
-    /// inverse.
-    #[inline(always)]
-    unsafe fn transpose_halves(r: [__m512; 8]) -> [__m512; 8] {
-        // SAFETY: AVX-512F is present wherever a `WideZmm` is used
-        // (`zmm.rs`); register operations only.
-        unsafe {
-            let t0 = _mm512_unpacklo_ps(r[0], r[1]);
-            let t1 = _mm512_unpackhi_ps(r[0], r[1]);
-            let t2 = _mm512_unpacklo_ps(r[2], r[3]);
-            let t3 = _mm512_unpackhi_ps(r[2], r[3]);
-            let t4 = _mm512_unpacklo_ps(r[4], r[5]);
-            let t5 = _mm512_unpackhi_ps(r[4], r[5]);
-            let t6 = _mm512_unpacklo_ps(r[6], r[7]);
-            let t7 = _mm512_unpackhi_ps(r[6], r[7]);
-            let s0 = _mm512_shuffle_ps::<0x44>(t0, t2);
-            let s1 = _mm512_shuffle_ps::<0xEE>(t0, t2);
-            let s2 = _mm512_shuffle_ps::<0x44>(t1, t3);
-            let s3 = _mm512_shuffle_ps::<0xEE>(t1, t3);
-            let s4 = _mm512_shuffle_ps::<0x44>(t4, t6);
-            let s5 = _mm512_shuffle_ps::<0xEE>(t4, t6);
-            let s6 = _mm512_shuffle_ps::<0x44>(t5, t7);
-            let s7 = _mm512_shuffle_ps::<0xEE>(t5, t7);
-            // 128-bit lanes: (lo 0, hi 0 | lo 2, hi 2) and (1, 1 | 3, 3).
-            let even = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
-            let odd = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
-            [
-                _mm512_permutex2var_ps(s0, even, s4),
-                _mm512_permutex2var_ps(s1, even, s5),
-                _mm512_permutex2var_ps(s2, even, s6),
-                _mm512_permutex2var_ps(s3, even, s7),
-                _mm512_permutex2var_ps(s0, odd, s4),
-                _mm512_permutex2var_ps(s1, odd, s5),
-                _mm512_permutex2var_ps(s2, odd, s6),
-                _mm512_permutex2var_ps(s3, odd, s7),
-            ]
-        }
-    }
 
     #[inline(always)]
     unsafe fn gather_side(vel: &Velocities, idx: &[u32; LANES]) -> (V3<Zmm16>, V3<Zmm16>) {
         debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
-        // SAFETY: AVX-512F as above; the indices are body slots below the
-        // array's length, so each 32-byte read is one whole record (8
-        // floats: lin, ang, padding); no concurrent writer (caller).
-        unsafe {
-            let base = vel.as_mut_ptr() as *const f32;
-            let record = |i: u32| _mm256_loadu_ps(base.add(8 * i as usize));
-            let rows: [__m512; 8] = core::array::from_fn(|j| {
-                let lo = _mm512_castps256_ps512(record(idx[j]));
-                let hi = _mm256_castps_pd(record(idx[j + 8]));
-                _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi))
-            });
-            let c = transpose_halves(rows);
-            (
-                V3::new(Zmm16(c[0]), Zmm16(c[1]), Zmm16(c[2])),
-                V3::new(Zmm16(c[3]), Zmm16(c[4]), Zmm16(c[5])),
-            )
-        }
+        // SAFETY: AVX-512F is present wherever a `WideZmm` is used
+        // (`zmm.rs`); the indices are body slots below the array's length,
+        // and records are 32 bytes (lin, ang, padding); no
+        // concurrent writer (caller).
+        let c = unsafe { load_records(vel.as_mut_ptr() as *const f32, idx) };
+        (
+            V3::new(Zmm16(c[0]), Zmm16(c[1]), Zmm16(c[2])),
+            V3::new(Zmm16(c[3]), Zmm16(c[4]), Zmm16(c[5])),
+        )
     }
 
     /// Writes back the lanes whose inverse mass is positive (lanes at the
@@ -283,10 +234,9 @@ mod avx512 {
         ang: V3<Zmm16>,
     ) {
         debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
-        // SAFETY: AVX-512F as above; every written index is a body slot
-        // below the array's length and each write is one whole 32-byte
-        // record (its padding gets a zero); the written lanes' bodies are
-        // distinct and this call's alone (caller).
+        // SAFETY: AVX-512F (`zmm.rs`); every written index is a body slot
+        // below the array's length (its padding gets a zero); the written
+        // lanes' bodies are distinct and this call's alone (caller).
         unsafe {
             let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
                 _mm512_loadu_ps(inv_mass.as_ptr()),
@@ -296,19 +246,10 @@ mod avx512 {
                 return;
             }
             let zero = _mm512_setzero_ps();
-            let rows = transpose_halves([
+            let c = [
                 lin.x.0, lin.y.0, lin.z.0, ang.x.0, ang.y.0, ang.z.0, zero, zero,
-            ]);
-            let base = vel.as_mut_ptr() as *mut f32;
-            for (j, row) in rows.into_iter().enumerate() {
-                if mask & (1 << j) != 0 {
-                    _mm256_storeu_ps(base.add(8 * idx[j] as usize), _mm512_castps512_ps256(row));
-                }
-                if mask & (1 << (j + 8)) != 0 {
-                    let hi = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(row));
-                    _mm256_storeu_ps(base.add(8 * idx[j + 8] as usize), _mm256_castpd_ps(hi));
-                }
-            }
+            ];
+            store_records(vel.as_mut_ptr() as *mut f32, idx, mask, c);
         }
     }
 

@@ -45,14 +45,13 @@ use crate::body::{Bodies, MotionType};
 use crate::disjoint::{Disjoint, Vec3Disjoint};
 use crate::islands::IslandBuilder;
 use crate::jobs::StepCtx;
-use crate::math::{Quat, Vec3};
 use crate::narrowphase::Manifold;
 use crate::settings::{PhysicsSettings, SolverWidth};
 use archipelago_simd::{One, LANES};
 use bodies::{BodyLanes, BodyVelocity};
 use bundles::{PositionBundles, PrepareBundle, VelocityBundles};
 use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
-use contact::position::{lane_used, solve_position, PoseLanes, Poses};
+use contact::position::{lane_used, solve_position, BodyPose, PoseLanes};
 use contact::prepare::{gather, prepare, prepare_positions, SetupRows};
 use contact::solve::{solve, warm_start};
 use dispatch::dispatch;
@@ -108,8 +107,7 @@ pub(crate) struct ContactSolver {
     zero_slot: u32,
     /// Poses during the position solve, per body slot, plus the zero slot
     /// (static sides' poses come from the position prestep).
-    pos: Vec<Vec3>,
-    rot: Vec<Quat>,
+    poses: Vec<BodyPose>,
     splitter: LargeIslandSplitter,
     /// Per item of the large islands: its dynamic bodies (`NO_BODY` else).
     item_bodies: Vec<[u32; 2]>,
@@ -139,8 +137,7 @@ impl ContactSolver {
             vel: vec![BodyVelocity::default(); max_bodies + 1],
             order: Vec::with_capacity(max_contact_constraints),
             zero_slot: max_bodies as u32,
-            pos: vec![Vec3::ZERO; max_bodies + 1],
-            rot: vec![Quat::IDENTITY; max_bodies + 1],
+            poses: vec![BodyPose::IDENTITY; max_bodies + 1],
             splitter: LargeIslandSplitter::new(max_bodies, max_contact_constraints),
             item_bodies: Vec::with_capacity(max_contact_constraints),
             layout: Layout::new(max_contact_constraints, max_bodies),
@@ -500,24 +497,23 @@ impl ContactSolver {
             return 0;
         }
         {
-            let (pos, rot) = (Disjoint::new(&mut self.pos), Disjoint::new(&mut self.rot));
+            let poses = Disjoint::new(&mut self.poses);
             let b: &Bodies = bodies;
             ctx.par_for("gather poses", b.active.len(), GATHER_CHUNK, |range| {
                 for &i in &b.active[range] {
                     let i = i as usize;
+                    let pose = BodyPose {
+                        pos: b.pos(i),
+                        pad: 0.0,
+                        rot: b.rot(i),
+                    };
                     // SAFETY: active slots are distinct.
-                    unsafe {
-                        pos.set(i, b.pos(i));
-                        rot.set(i, b.rot(i));
-                    }
+                    unsafe { poses.set(i, pose) };
                 }
             });
         }
         {
-            let poses = Poses {
-                pos: Disjoint::new(&mut self.pos),
-                rot: Disjoint::new(&mut self.rot),
-            };
+            let poses = Disjoint::new(&mut self.poses);
             let layout = &self.layout;
             let (refs, prestep, positions) =
                 (&self.refs[..], &self.prestep[..], &self.positions[..]);
@@ -584,7 +580,7 @@ impl ContactSolver {
             );
         }
         let (active, motion) = (&bodies.active, &bodies.motion_type);
-        let (pos, rot) = (&self.pos, &self.rot);
+        let poses = &self.poses;
         let position = Vec3Disjoint::new(&mut bodies.position);
         let rotation = Disjoint::new(bodies.rotation.as_mut_slice());
         let faulted = Disjoint::new(&mut bodies.faulted);
@@ -597,9 +593,10 @@ impl ContactSolver {
                 }
                 // SAFETY: active slots are distinct.
                 unsafe {
-                    if pos[i].is_finite() && rot[i].is_finite() {
-                        position.set(i, pos[i].to_array());
-                        rotation.set(i, rot[i].to_array());
+                    let BodyPose { pos, rot, .. } = poses[i];
+                    if pos.is_finite() && rot.is_finite() {
+                        position.set(i, pos.to_array());
+                        rotation.set(i, rot.to_array());
                     } else {
                         faulted.set(i, true);
                         faults.fetch_add(1, Ordering::Relaxed);

@@ -142,3 +142,93 @@ impl Real for Zmm16 {
         unsafe { Zmm16(_mm512_abs_ps(self.0)) }
     }
 }
+
+/// Transposes two 8×8 blocks at once: the low 256-bit halves of `r` are
+/// one block's rows, the high halves the other's. Row `k` of the result
+/// holds column `k` of each block in the same half. Its own inverse.
+#[inline(always)]
+fn transpose_halves(r: [__m512; 8]) -> [__m512; 8] {
+    unsafe {
+        let t0 = _mm512_unpacklo_ps(r[0], r[1]);
+        let t1 = _mm512_unpackhi_ps(r[0], r[1]);
+        let t2 = _mm512_unpacklo_ps(r[2], r[3]);
+        let t3 = _mm512_unpackhi_ps(r[2], r[3]);
+        let t4 = _mm512_unpacklo_ps(r[4], r[5]);
+        let t5 = _mm512_unpackhi_ps(r[4], r[5]);
+        let t6 = _mm512_unpacklo_ps(r[6], r[7]);
+        let t7 = _mm512_unpackhi_ps(r[6], r[7]);
+        let s0 = _mm512_shuffle_ps::<0x44>(t0, t2);
+        let s1 = _mm512_shuffle_ps::<0xEE>(t0, t2);
+        let s2 = _mm512_shuffle_ps::<0x44>(t1, t3);
+        let s3 = _mm512_shuffle_ps::<0xEE>(t1, t3);
+        let s4 = _mm512_shuffle_ps::<0x44>(t4, t6);
+        let s5 = _mm512_shuffle_ps::<0xEE>(t4, t6);
+        let s6 = _mm512_shuffle_ps::<0x44>(t5, t7);
+        let s7 = _mm512_shuffle_ps::<0xEE>(t5, t7);
+        // 128-bit lanes: (lo 0, hi 0 | lo 2, hi 2) and (1, 1 | 3, 3).
+        let even = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27);
+        let odd = _mm512_setr_epi32(4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31);
+        [
+            _mm512_permutex2var_ps(s0, even, s4),
+            _mm512_permutex2var_ps(s1, even, s5),
+            _mm512_permutex2var_ps(s2, even, s6),
+            _mm512_permutex2var_ps(s3, even, s7),
+            _mm512_permutex2var_ps(s0, odd, s4),
+            _mm512_permutex2var_ps(s1, odd, s5),
+            _mm512_permutex2var_ps(s2, odd, s6),
+            _mm512_permutex2var_ps(s3, odd, s7),
+        ]
+    }
+}
+
+/// Loads the 32-byte records `base[idx[l]]` (8 floats each) of the 16
+/// lanes and returns them by component: component `k` of lane `l` is
+/// `result[k]` lane `l`. One 256-bit load per lane and a register
+/// transpose: against one `vgatherdps` per component this measured faster
+/// on the velocity solve (the scatter below more so).
+///
+/// # Safety
+/// `base` points at an array of 32-byte records, every `idx[l]` is below
+/// its length, and no other thread writes those records during the call.
+#[inline(always)]
+pub(crate) unsafe fn load_records(base: *const f32, idx: &[u32; LANES]) -> [__m512; 8] {
+    // SAFETY: every read is one whole record of the array (caller).
+    unsafe {
+        let record = |i: u32| _mm256_loadu_ps(base.add(8 * i as usize));
+        let rows: [__m512; 8] = core::array::from_fn(|j| {
+            let lo = _mm512_castps256_ps512(record(idx[j]));
+            let hi = _mm256_castps_pd(record(idx[j + 8]));
+            _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi))
+        });
+        transpose_halves(rows)
+    }
+}
+
+/// Stores component vectors back as the records `base[idx[l]]` of the
+/// lanes whose bit is set in `mask` (whole records: all 8 floats).
+///
+/// # Safety
+/// `base` points at an array of 32-byte records, every `idx[l]` with its
+/// bit set is below its length, those records are distinct and no other
+/// thread reads or writes them during the call.
+#[inline(always)]
+pub(crate) unsafe fn store_records(
+    base: *mut f32,
+    idx: &[u32; LANES],
+    mask: __mmask16,
+    components: [__m512; 8],
+) {
+    // SAFETY: every write is one whole record of the array (caller).
+    unsafe {
+        let rows = transpose_halves(components);
+        for (j, row) in rows.into_iter().enumerate() {
+            if mask & (1 << j) != 0 {
+                _mm256_storeu_ps(base.add(8 * idx[j] as usize), _mm512_castps512_ps256(row));
+            }
+            if mask & (1 << (j + 8)) != 0 {
+                let hi = _mm512_extractf64x4_pd::<1>(_mm512_castps_pd(row));
+                _mm256_storeu_ps(base.add(8 * idx[j + 8] as usize), _mm256_castpd_ps(hi));
+            }
+        }
+    }
+}

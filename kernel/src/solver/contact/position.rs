@@ -16,12 +16,31 @@ use crate::math::{Quat, Vec3};
 use crate::settings::PhysicsSettings;
 use archipelago_simd::{F32x16, Lane, One, Real, Wide, LANES, M3, Q4, V3};
 
+/// A body's pose during the position solve: one 32-byte record (position,
+/// padding, rotation), so a bundle loads and stores whole records.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
+pub(crate) struct BodyPose {
+    pub pos: Vec3,
+    pub pad: f32,
+    pub rot: Quat,
+}
+
+// The AVX-512 path reads and writes a record as 8 floats.
+const _: () = assert!(core::mem::size_of::<BodyPose>() == 32);
+const _: () = assert!(core::mem::offset_of!(BodyPose, rot) == 16);
+
+impl BodyPose {
+    pub const IDENTITY: BodyPose = BodyPose {
+        pos: Vec3::ZERO,
+        pad: 0.0,
+        rot: Quat::IDENTITY,
+    };
+}
+
 /// Solver poses per body slot (and the zero slot), written by several
 /// workers at disjoint bodies.
-pub(crate) struct Poses<'a> {
-    pub pos: Disjoint<'a, Vec3>,
-    pub rot: Disjoint<'a, Quat>,
-}
+pub(crate) type Poses<'a> = Disjoint<'a, BodyPose>;
 
 /// The two bodies' poses while one contact (or a bundle) is pushed.
 #[derive(Clone, Copy)]
@@ -105,7 +124,7 @@ impl PoseLanes for One {
                 static_pose(self, x, q)
             } else {
                 // SAFETY: forwarded to the caller.
-                let (p, r) = unsafe { (poses.pos.get(i as usize), poses.rot.get(i as usize)) };
+                let BodyPose { pos: p, rot: r, .. } = unsafe { poses.get(i as usize) };
                 (
                     V3::new(p.x, p.y, p.z),
                     Q4 {
@@ -134,13 +153,13 @@ impl PoseLanes for One {
     ) {
         let l = self.0;
         let put = |i: u32, x: V3<f32>, q: Q4<f32>| {
+            let pose = BodyPose {
+                pos: Vec3::new(x.x, x.y, x.z),
+                pad: 0.0,
+                rot: Quat::from_xyzw(q.x, q.y, q.z, q.w),
+            };
             // SAFETY: forwarded to the caller.
-            unsafe {
-                poses.pos.set(i as usize, Vec3::new(x.x, x.y, x.z));
-                poses
-                    .rot
-                    .set(i as usize, Quat::from_xyzw(q.x, q.y, q.z, q.w));
-            }
+            unsafe { poses.set(i as usize, pose) };
         };
         if inv_mass_a[l] > 0.0 {
             put(a[l], pose.xa, pose.qa);
@@ -180,7 +199,7 @@ unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<F32x16>, Q4<F32x
     let mut c = [[0f32; LANES]; 7];
     for (l, &i) in idx.iter().enumerate() {
         // SAFETY: forwarded to the caller.
-        let (p, q) = unsafe { (poses.pos.get(i as usize), poses.rot.get(i as usize)) };
+        let BodyPose { pos: p, rot: q, .. } = unsafe { poses.get(i as usize) };
         for (k, v) in [p.x, p.y, p.z, q.x, q.y, q.z, q.w].into_iter().enumerate() {
             c[k][l] = v;
         }
@@ -208,16 +227,13 @@ unsafe fn scatter_side(
     let c = [x.x, x.y, x.z, q.x, q.y, q.z, q.w].map(|v| v.to_array());
     for (l, &i) in idx.iter().enumerate() {
         if inv_mass[l] > 0.0 {
+            let pose = BodyPose {
+                pos: Vec3::new(c[0][l], c[1][l], c[2][l]),
+                pad: 0.0,
+                rot: Quat::from_xyzw(c[3][l], c[4][l], c[5][l], c[6][l]),
+            };
             // SAFETY: forwarded to the caller.
-            unsafe {
-                poses
-                    .pos
-                    .set(i as usize, Vec3::new(c[0][l], c[1][l], c[2][l]));
-                poses.rot.set(
-                    i as usize,
-                    Quat::from_xyzw(c[3][l], c[4][l], c[5][l], c[6][l]),
-                );
-            }
+            unsafe { poses.set(i as usize, pose) };
         }
     }
 }
@@ -254,53 +270,31 @@ impl PoseLanes for Wide {
     }
 }
 
-/// The AVX-512 path's gathers (positions are 3 floats a record, rotations
-/// 4) and masked scatters.
+/// The AVX-512 path's loads and stores of whole pose records (`zmm.rs`).
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use super::{with_statics, PairPose, PoseLanes, Poses, PositionPrestep};
-    use crate::solver::zmm::{WideZmm, Zmm16};
+    use crate::solver::zmm::{load_records, store_records, WideZmm, Zmm16};
     use archipelago_simd::{LANES, Q4, V3};
     use core::arch::x86_64::*;
 
-    /// Gather offsets (in floats) of the slots' positions and rotations.
-    #[inline(always)]
-    unsafe fn offsets(idx: &[u32; LANES]) -> (__m512i, __m512i) {
-        // SAFETY: AVX-512F is present wherever a `WideZmm` is used
-        // (`zmm.rs`); `idx` is 64 valid bytes.
-        unsafe {
-            let i = _mm512_loadu_si512(idx.as_ptr() as *const __m512i);
-            (
-                _mm512_mullo_epi32(i, _mm512_set1_epi32(3)),
-                _mm512_slli_epi32::<2>(i),
-            )
-        }
-    }
-
     #[inline(always)]
     unsafe fn gather_side(poses: &Poses, idx: &[u32; LANES]) -> (V3<Zmm16>, Q4<Zmm16>) {
-        debug_assert!(idx
-            .iter()
-            .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
-        // SAFETY: AVX-512F as above; every index is a slot below both
-        // arrays' length, so every gathered float lies in a record; no
-        // concurrent writer (caller).
-        unsafe {
-            let (p3, q4) = offsets(idx);
-            let pos = poses.pos.as_mut_ptr() as *const f32;
-            let rot = poses.rot.as_mut_ptr() as *const f32;
-            let gp = |c: usize| Zmm16(_mm512_i32gather_ps::<4>(p3, pos.add(c)));
-            let gq = |c: usize| Zmm16(_mm512_i32gather_ps::<4>(q4, rot.add(c)));
-            (
-                V3::new(gp(0), gp(1), gp(2)),
-                Q4 {
-                    x: gq(0),
-                    y: gq(1),
-                    z: gq(2),
-                    w: gq(3),
-                },
-            )
-        }
+        debug_assert!(idx.iter().all(|&i| (i as usize) < poses.len()));
+        // SAFETY: AVX-512F is present wherever a `WideZmm` is used
+        // (`zmm.rs`); every index is a slot below the array's length, and
+        // records are 32 bytes (position, padding, rotation); no concurrent
+        // writer (caller).
+        let c = unsafe { load_records(poses.as_mut_ptr() as *const f32, idx) };
+        (
+            V3::new(Zmm16(c[0]), Zmm16(c[1]), Zmm16(c[2])),
+            Q4 {
+                x: Zmm16(c[4]),
+                y: Zmm16(c[5]),
+                z: Zmm16(c[6]),
+                w: Zmm16(c[7]),
+            },
+        )
     }
 
     #[inline(always)]
@@ -311,12 +305,10 @@ mod avx512 {
         x: V3<Zmm16>,
         q: Q4<Zmm16>,
     ) {
-        debug_assert!(idx
-            .iter()
-            .all(|&i| (i as usize) < poses.pos.len().min(poses.rot.len())));
-        // SAFETY: AVX-512F as above; every unmasked index is a slot below
-        // both arrays' length; the unmasked lanes' bodies are distinct and
-        // this call's alone (caller).
+        debug_assert!(idx.iter().all(|&i| (i as usize) < poses.len()));
+        // SAFETY: AVX-512F (`zmm.rs`); every written index is a slot below
+        // the array's length (its padding gets a zero); the written lanes'
+        // bodies are distinct and this call's alone (caller).
         unsafe {
             let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
                 _mm512_loadu_ps(inv_mass.as_ptr()),
@@ -325,15 +317,17 @@ mod avx512 {
             if mask == 0 {
                 return;
             }
-            let (p3, q4) = offsets(idx);
-            let pos = poses.pos.as_mut_ptr() as *mut f32;
-            let rot = poses.rot.as_mut_ptr() as *mut f32;
-            for (c, v) in [x.x, x.y, x.z].into_iter().enumerate() {
-                _mm512_mask_i32scatter_ps::<4>(pos.add(c), mask, p3, v.0);
-            }
-            for (c, v) in [q.x, q.y, q.z, q.w].into_iter().enumerate() {
-                _mm512_mask_i32scatter_ps::<4>(rot.add(c), mask, q4, v.0);
-            }
+            let c = [
+                x.x.0,
+                x.y.0,
+                x.z.0,
+                _mm512_setzero_ps(),
+                q.x.0,
+                q.y.0,
+                q.z.0,
+                q.w.0,
+            ];
+            store_records(poses.as_mut_ptr() as *mut f32, idx, mask, c);
         }
     }
 
