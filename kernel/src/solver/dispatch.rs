@@ -61,5 +61,5 @@ unsafe fn avx512<K: BundleKernel>(k: K) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn avx2<K: BundleKernel>(k: K) {
-    k.run(Wide)
+    k.run(super::ymm::WideYmm)
 }

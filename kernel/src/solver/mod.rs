@@ -69,6 +69,8 @@ mod layout;
 mod schedule;
 pub(crate) mod splitter;
 #[cfg(target_arch = "x86_64")]
+mod ymm;
+#[cfg(target_arch = "x86_64")]
 mod zmm;
 
 /// Per-manifold marker: not solved (sensor, or no awake dynamic body).
