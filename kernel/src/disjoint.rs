@@ -66,17 +66,6 @@ impl<'a, T> Disjoint<'a, T> {
 }
 
 impl<T: Copy> Disjoint<'_, T> {
-    /// Reads element `i`.
-    ///
-    /// # Safety
-    /// No other thread writes `i` concurrently.
-    #[inline(always)]
-    pub unsafe fn get(&self, i: usize) -> T {
-        assert!(i < self.len);
-        // SAFETY: in bounds (checked); no concurrent writer (caller).
-        unsafe { *self.ptr.add(i) }
-    }
-
     /// Writes element `i`.
     ///
     /// # Safety
@@ -152,7 +141,7 @@ mod tests {
             let d = Disjoint::new(&mut v);
             (0..10_000usize).into_par_iter().for_each(|i| {
                 // SAFETY: each index is written by exactly one iteration.
-                unsafe { d.set(i, d.get(i) + i as u64 * 3) };
+                unsafe { d.set(i, i as u64 * 3) };
             });
         }
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64 * 3));

@@ -269,10 +269,10 @@ impl ContactSolver {
                 GATHER_CHUNK,
                 |range| {
                     for &i in &bodies.active[range] {
-                        let v = BodyVelocity {
-                            lin: bodies.lin_vel(i as usize),
-                            ang: bodies.ang_vel(i as usize),
-                        };
+                        let v = BodyVelocity::new(
+                            bodies.lin_vel(i as usize),
+                            bodies.ang_vel(i as usize),
+                        );
                         // SAFETY: active slots are distinct.
                         unsafe { vel.set(i as usize, v) };
                     }

@@ -1,17 +1,17 @@
 //! [`WideYmm`]: the AVX2 path's lane. Its values are the portable bundle
 //! (`archipelago_simd::F32x16`, which LLVM vectorizes as two 256-bit
 //! halves on AVX2), so it computes exactly what `Wide` computes; what it
-//! adds is how a bundle's bodies are read and written: each lane's 32-byte
-//! record (velocities, or a pose) with one 256-bit load or store and two
+//! adds is how a bundle's records (velocities, or poses) are read and
+//! written: each lane's 32 bytes with one 256-bit load or store and two
 //! 8×8 register transposes, instead of 16 scalar loads per component.
 //!
 //! Only named in the `#[target_feature(enable = "avx2")]` function of
 //! `dispatch.rs`, which runs after `is_x86_feature_detected!("avx2")`; the
 //! helpers are `#[inline(always)]`, so they are compiled into it.
 
-use super::bodies::{BodyLanes, Velocities};
-use super::contact::position::{PoseLanes, Poses};
-use archipelago_simd::{F32x16, Lane, Wide, LANES, Q4, V3};
+use super::bodies::{Record, RecordLanes};
+use crate::disjoint::Disjoint;
+use archipelago_simd::{F32x16, Lane, Wide, LANES};
 use core::arch::x86_64::*;
 
 /// Every lane of a bundle, read and written by record (see the module doc).
@@ -31,8 +31,7 @@ impl Lane for WideYmm {
 }
 
 // SAFETY (every `unsafe` block below that calls intrinsics): AVX is present
-// wherever a `WideYmm` is used (module doc: the AVX2 path); loads and
-// stores are whole 32-byte records of the arrays the callers name.
+// wherever a `WideYmm` is used (module doc: the AVX2 path).
 
 /// An 8×8 transpose: row `k` of the result is column `k` of `r`. Its own
 /// inverse.
@@ -68,115 +67,55 @@ fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
     }
 }
 
-/// The records `base[idx[l]]` (8 floats each) of the 16 lanes, by
-/// component: `result[k]` lane `l` is float `k` of lane `l`'s record.
-///
-/// # Safety
-/// `base` points at an array of 32-byte records, every `idx[l]` is below
-/// its length, and no other thread writes those records during the call.
-#[inline(always)]
-unsafe fn load_records(base: *const f32, idx: &[u32; LANES]) -> [F32x16; 8] {
-    // SAFETY: every read is one whole record of the array (caller).
-    let half = |h: usize| {
-        transpose8(core::array::from_fn(|j| unsafe {
-            _mm256_loadu_ps(base.add(8 * idx[8 * h + j] as usize))
-        }))
-    };
-    let (lo, hi) = (half(0), half(1));
-    // By value (no pointer into the bundle), so the bundles stay in
-    // registers for the solve that follows.
-    core::array::from_fn(|k| {
-        // SAFETY: two __m256 are 16 f32 with the same layout.
-        F32x16::new(unsafe { core::mem::transmute::<[__m256; 2], [f32; LANES]>([lo[k], hi[k]]) })
-    })
-}
+impl RecordLanes for WideYmm {
+    #[inline(always)]
+    unsafe fn load_records<T: Record>(
+        self,
+        records: &Disjoint<T>,
+        idx: &[u32; LANES],
+    ) -> [F32x16; 8] {
+        debug_assert!(idx.iter().all(|&i| (i as usize) < records.len()));
+        let base = records.as_mut_ptr() as *const f32;
+        // SAFETY: every read is one whole 32-byte record of the array
+        // (caller, `Record`).
+        let half = |h: usize| {
+            transpose8(core::array::from_fn(|j| unsafe {
+                _mm256_loadu_ps(base.add(8 * idx[8 * h + j] as usize))
+            }))
+        };
+        let (lo, hi) = (half(0), half(1));
+        // By value (no pointer into the bundle), so the bundles stay in
+        // registers for the solve that follows (through a pointer, LLVM
+        // kept them in memory and the path ran 35% slower).
+        core::array::from_fn(|k| {
+            // SAFETY: two __m256 are 16 f32 with the same layout.
+            F32x16::new(unsafe {
+                core::mem::transmute::<[__m256; 2], [f32; LANES]>([lo[k], hi[k]])
+            })
+        })
+    }
 
-/// Stores `components` back as the records `base[idx[l]]` of the lanes
-/// with `inv_mass[l] > 0` (whole records: all 8 floats).
-///
-/// # Safety
-/// `base` points at an array of 32-byte records, every `idx[l]` written is
-/// below its length, those records are distinct and no other thread reads
-/// or writes them during the call.
-#[inline(always)]
-unsafe fn store_records(
-    base: *mut f32,
-    idx: &[u32; LANES],
-    inv_mass: &[f32; LANES],
-    components: [F32x16; 8],
-) {
-    // SAFETY: 16 f32 and two __m256 have the same layout.
-    let halves = components
-        .map(|c| unsafe { core::mem::transmute::<[f32; LANES], [__m256; 2]>(c.to_array()) });
-    for (half, lanes) in idx.chunks_exact(8).enumerate() {
-        let rows = transpose8(halves.map(|h| h[half]));
-        for (j, (row, &i)) in rows.into_iter().zip(lanes).enumerate() {
-            if inv_mass[8 * half + j] > 0.0 {
-                // SAFETY: one whole record of the array (caller).
-                unsafe { _mm256_storeu_ps(base.add(8 * i as usize), row) };
+    #[inline(always)]
+    unsafe fn store_records<T: Record>(
+        self,
+        records: &Disjoint<T>,
+        idx: &[u32; LANES],
+        inv_mass: &[f32; LANES],
+        c: [F32x16; 8],
+    ) {
+        let base = records.as_mut_ptr() as *mut f32;
+        // SAFETY: 16 f32 and two __m256 have the same layout.
+        let halves =
+            c.map(|c| unsafe { core::mem::transmute::<[f32; LANES], [__m256; 2]>(c.to_array()) });
+        for (half, lanes) in idx.chunks_exact(8).enumerate() {
+            let rows = transpose8(halves.map(|h| h[half]));
+            for (j, (row, &i)) in rows.into_iter().zip(lanes).enumerate() {
+                if inv_mass[8 * half + j] > 0.0 {
+                    debug_assert!((i as usize) < records.len());
+                    // SAFETY: one whole record of the array (caller).
+                    unsafe { _mm256_storeu_ps(base.add(8 * i as usize), row) };
+                }
             }
         }
-    }
-}
-
-impl BodyLanes for WideYmm {
-    #[inline(always)]
-    unsafe fn gather_side(self, vel: &Velocities, idx: &[u32; LANES]) -> [V3<F32x16>; 2] {
-        debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
-        // SAFETY: the indices are body slots below the array's length, and
-        // records are 32 bytes (lin, ang, padding); no concurrent writer
-        // (caller).
-        let c = unsafe { load_records(vel.as_mut_ptr() as *const f32, idx) };
-        [V3::new(c[0], c[1], c[2]), V3::new(c[3], c[4], c[5])]
-    }
-
-    #[inline(always)]
-    unsafe fn scatter_side(
-        self,
-        vel: &Velocities,
-        idx: &[u32; LANES],
-        inv_mass: &[f32; LANES],
-        [lin, ang]: [V3<F32x16>; 2],
-    ) {
-        debug_assert!(idx.iter().all(|&i| (i as usize) < vel.len()));
-        let zero = F32x16::splat(0.0);
-        let c = [lin.x, lin.y, lin.z, ang.x, ang.y, ang.z, zero, zero];
-        // SAFETY: written lanes' slots are below the array's length, their
-        // bodies distinct and this call's alone (caller); padding gets 0.
-        unsafe { store_records(vel.as_mut_ptr() as *mut f32, idx, inv_mass, c) };
-    }
-}
-
-impl PoseLanes for WideYmm {
-    #[inline(always)]
-    unsafe fn gather_side(self, poses: &Poses, idx: &[u32; LANES]) -> (V3<F32x16>, Q4<F32x16>) {
-        debug_assert!(idx.iter().all(|&i| (i as usize) < poses.len()));
-        // SAFETY: the indices are slots below the array's length, and
-        // records are 32 bytes (position, padding, rotation); no concurrent
-        // writer (caller).
-        let c = unsafe { load_records(poses.as_mut_ptr() as *const f32, idx) };
-        let q = Q4 {
-            x: c[4],
-            y: c[5],
-            z: c[6],
-            w: c[7],
-        };
-        (V3::new(c[0], c[1], c[2]), q)
-    }
-
-    #[inline(always)]
-    unsafe fn scatter_side(
-        self,
-        poses: &Poses,
-        idx: &[u32; LANES],
-        inv_mass: &[f32; LANES],
-        x: V3<F32x16>,
-        q: Q4<F32x16>,
-    ) {
-        debug_assert!(idx.iter().all(|&i| (i as usize) < poses.len()));
-        let zero = F32x16::splat(0.0);
-        let c = [x.x, x.y, x.z, zero, q.x, q.y, q.z, q.w];
-        // SAFETY: as in the velocity scatter.
-        unsafe { store_records(poses.as_mut_ptr() as *mut f32, idx, inv_mass, c) };
     }
 }

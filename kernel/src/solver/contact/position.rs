@@ -14,7 +14,8 @@ use super::prepare::axis_row;
 use crate::disjoint::Disjoint;
 use crate::math::{Quat, Vec3};
 use crate::settings::PhysicsSettings;
-use archipelago_simd::{F32x16, Lane, One, Real, Wide, LANES, M3, Q4, V3};
+use crate::solver::bodies::{Record, RecordLanes};
+use archipelago_simd::{Lane, Real, LANES, M3, Q4, V3};
 
 /// A body's pose during the position solve: one 32-byte record (position,
 /// padding, rotation), so a bundle loads and stores whole records.
@@ -26,8 +27,11 @@ pub(crate) struct BodyPose {
     pub rot: Quat,
 }
 
-// The AVX-512 path reads and writes a record as 8 floats.
+// SAFETY: pos (3 floats), pad (1), rot (4): 32 bytes, no padding
+// (asserted).
+unsafe impl Record for BodyPose {}
 const _: () = assert!(core::mem::size_of::<BodyPose>() == 32);
+const _: () = assert!(core::mem::offset_of!(BodyPose, pad) == 12);
 const _: () = assert!(core::mem::offset_of!(BodyPose, rot) == 16);
 
 impl BodyPose {
@@ -50,34 +54,15 @@ pub(crate) struct PairPose<R> {
     pub xb: V3<R>,
     pub qb: Q4<R>,
 }
-/// Loading and storing a contact's poses, per lane kind: each lane kind
-/// says how one side (the A or the B bodies of its lanes) is read and
-/// written from the solver's pose records (`refs` as in the velocity
-/// solve: static sides point at the zero slot); static sides' poses then
-/// come from the position prestep (their pose never changes).
-pub(crate) trait PoseLanes: Lane {
-    /// Position and rotation of the bodies `idx` of the lanes.
-    ///
+
+/// Loading and storing a contact's two bodies' poses, written once for
+/// every lane kind: dynamic and kinematic sides from the solver's pose
+/// records (`refs` as in the velocity solve: static sides point at the
+/// zero slot), static sides from the position prestep (their pose never
+/// changes).
+pub(crate) trait PoseLanes: RecordLanes {
     /// # Safety
     /// No other thread writes these bodies' poses during the call.
-    unsafe fn gather_side(self, poses: &Poses, idx: &[u32; LANES]) -> (V3<Self::R>, Q4<Self::R>);
-
-    /// Writes back the lanes whose inverse mass is positive.
-    ///
-    /// # Safety
-    /// No other thread reads or writes these lanes' dynamic bodies during
-    /// the call, and the lanes' dynamic bodies are distinct.
-    unsafe fn scatter_side(
-        self,
-        poses: &Poses,
-        idx: &[u32; LANES],
-        inv_mass: &[f32; LANES],
-        x: V3<Self::R>,
-        q: Q4<Self::R>,
-    );
-
-    /// # Safety
-    /// As [`gather_side`](Self::gather_side), for both sides.
     #[inline(always)]
     unsafe fn gather_poses(
         self,
@@ -86,15 +71,25 @@ pub(crate) trait PoseLanes: Lane {
         b: &[u32; LANES],
         pp: &PositionPrestep,
     ) -> PairPose<Self::R> {
-        // SAFETY: forwarded to the caller.
-        let (ga, gb) = unsafe { (self.gather_side(poses, a), self.gather_side(poses, b)) };
-        with_statics(self, pp, ga, gb)
+        let side = |c: [Self::R; 8]| {
+            let q = Q4 {
+                x: c[4],
+                y: c[5],
+                z: c[6],
+                w: c[7],
+            };
+            (V3::new(c[0], c[1], c[2]), q)
+        };
+        // SAFETY: forwarded to the caller (body slots are in bounds).
+        let (ca, cb) = unsafe { (self.load_records(poses, a), self.load_records(poses, b)) };
+        with_statics(self, pp, side(ca), side(cb))
     }
 
     /// Writes back the sides whose inverse mass is positive.
     ///
     /// # Safety
-    /// As [`scatter_side`](Self::scatter_side), for both sides.
+    /// No other thread reads or writes these lanes' dynamic bodies during
+    /// the call, and the lanes' dynamic bodies are distinct.
     #[inline(always)]
     unsafe fn scatter_poses(
         self,
@@ -105,13 +100,19 @@ pub(crate) trait PoseLanes: Lane {
         inv_mass_b: &[f32; LANES],
         pose: PairPose<Self::R>,
     ) {
+        let z = Self::R::zero();
+        let (xa, qa, xb, qb) = (pose.xa, pose.qa, pose.xb, pose.qb);
         // SAFETY: forwarded to the caller.
         unsafe {
-            self.scatter_side(poses, a, inv_mass_a, pose.xa, pose.qa);
-            self.scatter_side(poses, b, inv_mass_b, pose.xb, pose.qb);
+            let ca = [xa.x, xa.y, xa.z, z, qa.x, qa.y, qa.z, qa.w];
+            self.store_records(poses, a, inv_mass_a, ca);
+            let cb = [xb.x, xb.y, xb.z, z, qb.x, qb.y, qb.z, qb.w];
+            self.store_records(poses, b, inv_mass_b, cb);
         }
     }
 }
+
+impl<L: RecordLanes> PoseLanes for L {}
 
 #[inline(always)]
 fn static_pose<L: Lane>(l: L, x: &Row3, q: &[Row; 4]) -> (V3<L::R>, Q4<L::R>) {
@@ -138,42 +139,6 @@ fn pick<R: Real>(m: R::Mask, (x, q): (V3<R>, Q4<R>), (sx, sq): (V3<R>, Q4<R>)) -
         },
     )
 }
-impl PoseLanes for One {
-    #[inline(always)]
-    unsafe fn gather_side(self, poses: &Poses, idx: &[u32; LANES]) -> (V3<f32>, Q4<f32>) {
-        // SAFETY: forwarded to the caller.
-        let BodyPose { pos: p, rot: r, .. } = unsafe { poses.get(idx[self.0] as usize) };
-        let q = Q4 {
-            x: r.x,
-            y: r.y,
-            z: r.z,
-            w: r.w,
-        };
-        (V3::new(p.x, p.y, p.z), q)
-    }
-
-    #[inline(always)]
-    unsafe fn scatter_side(
-        self,
-        poses: &Poses,
-        idx: &[u32; LANES],
-        inv_mass: &[f32; LANES],
-        x: V3<f32>,
-        q: Q4<f32>,
-    ) {
-        let l = self.0;
-        if inv_mass[l] > 0.0 {
-            let pose = BodyPose {
-                pos: Vec3::new(x.x, x.y, x.z),
-                pad: 0.0,
-                rot: Quat::from_xyzw(q.x, q.y, q.z, q.w),
-            };
-            // SAFETY: forwarded to the caller.
-            unsafe { poses.set(idx[l] as usize, pose) };
-        }
-    }
-}
-
 /// A bundle's poses from both sides' gathered poses, static lanes from the
 /// prestep (their slots hold no pose).
 #[inline(always)]
@@ -196,119 +161,6 @@ fn with_statics<L: Lane>(
     );
     PairPose { xa, qa, xb, qb }
 }
-/// One side's poses, lane by lane through the records.
-impl PoseLanes for Wide {
-    #[inline(always)]
-    unsafe fn gather_side(self, poses: &Poses, idx: &[u32; LANES]) -> (V3<F32x16>, Q4<F32x16>) {
-        let mut c = [[0f32; LANES]; 7];
-        for (l, &i) in idx.iter().enumerate() {
-            // SAFETY: forwarded to the caller.
-            let BodyPose { pos: p, rot: q, .. } = unsafe { poses.get(i as usize) };
-            for (k, v) in [p.x, p.y, p.z, q.x, q.y, q.z, q.w].into_iter().enumerate() {
-                c[k][l] = v;
-            }
-        }
-        let f = |k: usize| F32x16::new(c[k]);
-        (
-            V3::new(f(0), f(1), f(2)),
-            Q4 {
-                x: f(3),
-                y: f(4),
-                z: f(5),
-                w: f(6),
-            },
-        )
-    }
-
-    #[inline(always)]
-    unsafe fn scatter_side(
-        self,
-        poses: &Poses,
-        idx: &[u32; LANES],
-        inv_mass: &[f32; LANES],
-        x: V3<F32x16>,
-        q: Q4<F32x16>,
-    ) {
-        let c = [x.x, x.y, x.z, q.x, q.y, q.z, q.w].map(|v| v.to_array());
-        for (l, &i) in idx.iter().enumerate() {
-            if inv_mass[l] > 0.0 {
-                let pose = BodyPose {
-                    pos: Vec3::new(c[0][l], c[1][l], c[2][l]),
-                    pad: 0.0,
-                    rot: Quat::from_xyzw(c[3][l], c[4][l], c[5][l], c[6][l]),
-                };
-                // SAFETY: forwarded to the caller.
-                unsafe { poses.set(i as usize, pose) };
-            }
-        }
-    }
-}
-
-/// The AVX-512 path's loads and stores of whole pose records (`zmm.rs`).
-#[cfg(target_arch = "x86_64")]
-mod avx512 {
-    use super::{PoseLanes, Poses};
-    use crate::solver::zmm::{load_records, store_records, WideZmm, Zmm16};
-    use archipelago_simd::{LANES, Q4, V3};
-    use core::arch::x86_64::*;
-
-    impl PoseLanes for WideZmm {
-        #[inline(always)]
-        unsafe fn gather_side(self, poses: &Poses, idx: &[u32; LANES]) -> (V3<Zmm16>, Q4<Zmm16>) {
-            debug_assert!(idx.iter().all(|&i| (i as usize) < poses.len()));
-            // SAFETY: AVX-512F is present wherever a `WideZmm` is used
-            // (`zmm.rs`); every index is a slot below the array's length, and
-            // records are 32 bytes (position, padding, rotation); no concurrent
-            // writer (caller).
-            let c = unsafe { load_records(poses.as_mut_ptr() as *const f32, idx) };
-            (
-                V3::new(Zmm16(c[0]), Zmm16(c[1]), Zmm16(c[2])),
-                Q4 {
-                    x: Zmm16(c[4]),
-                    y: Zmm16(c[5]),
-                    z: Zmm16(c[6]),
-                    w: Zmm16(c[7]),
-                },
-            )
-        }
-
-        #[inline(always)]
-        unsafe fn scatter_side(
-            self,
-            poses: &Poses,
-            idx: &[u32; LANES],
-            inv_mass: &[f32; LANES],
-            x: V3<Zmm16>,
-            q: Q4<Zmm16>,
-        ) {
-            debug_assert!(idx.iter().all(|&i| (i as usize) < poses.len()));
-            // SAFETY: AVX-512F (`zmm.rs`); every written index is a slot below
-            // the array's length (its padding gets a zero); the written lanes'
-            // bodies are distinct and this call's alone (caller).
-            unsafe {
-                let mask = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(
-                    _mm512_loadu_ps(inv_mass.as_ptr()),
-                    _mm512_setzero_ps(),
-                );
-                if mask == 0 {
-                    return;
-                }
-                let c = [
-                    x.x.0,
-                    x.y.0,
-                    x.z.0,
-                    _mm512_setzero_ps(),
-                    q.x.0,
-                    q.y.0,
-                    q.z.0,
-                    q.w.0,
-                ];
-                store_records(poses.as_mut_ptr() as *mut f32, idx, mask, c);
-            }
-        }
-    }
-}
-
 /// `q` turned by the small rotation vector `θ`:
 /// `normalize(q + ½ (θ, 0) ⊗ q)`.
 #[inline(always)]
