@@ -21,6 +21,7 @@
 //! ```
 
 mod body;
+mod body_pair_cache;
 mod broadphase;
 mod collide;
 mod contact_cache;

@@ -4,8 +4,15 @@
 //! slots are then compacted, keeping pair order. If more manifolds touch than
 //! `max_contact_constraints`, the deepest are kept and the rest are counted as
 //! dropped.
+//!
+//! With the body-pair cache on (`body_pair_cache.rs`), a pair first looks
+//! for its slot of the last step (both pair lists are sorted: one binary
+//! search per job, then a forward walk) and is collided only when the cache
+//! cannot rebuild its manifold; this step's slots become the next step's
+//! cache.
 
 use crate::body::Bodies;
+use crate::body_pair_cache::{rebuild_from_cache, PairCacheTolerance, PairPoses, PairSlot};
 use crate::broadphase::BodyPair;
 use crate::collide::{collide, Placed, MAX_POINTS};
 use crate::disjoint::Disjoint;
@@ -65,7 +72,11 @@ impl Manifold {
 /// Preallocated narrow-phase buffers.
 pub(crate) struct NarrowPhase {
     /// One slot per candidate pair (len = max_body_pairs).
-    slots: Vec<Manifold>,
+    slots: Vec<PairSlot>,
+    /// The last step's slots and their pairs (the body-pair cache); empty
+    /// while the cache is off.
+    previous_slots: Vec<PairSlot>,
+    previous_pairs: Vec<BodyPair>,
     /// Touching manifolds in pair order (capacity = max_contact_constraints).
     pub manifolds: Vec<Manifold>,
     /// Scratch for choosing the deepest manifolds on overflow.
@@ -78,12 +89,18 @@ pub(crate) struct NarrowPhase {
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct NarrowStats {
     pub dropped_manifolds: u32,
+    /// Pairs whose manifold the body-pair cache rebuilt.
+    pub cache_hits: u32,
+    /// Pairs collided (all of them while the cache is off).
+    pub cache_misses: u32,
 }
 
 impl NarrowPhase {
     pub fn new(max_body_pairs: usize, max_contact_constraints: usize) -> Self {
         Self {
-            slots: vec![Manifold::EMPTY; max_body_pairs],
+            slots: vec![PairSlot::EMPTY; max_body_pairs],
+            previous_slots: vec![PairSlot::EMPTY; max_body_pairs],
+            previous_pairs: Vec::with_capacity(max_body_pairs),
             manifolds: Vec::with_capacity(max_contact_constraints),
             depth_order: Vec::with_capacity(max_body_pairs),
             chunk_start: Vec::with_capacity(max_body_pairs / COMPACT_CHUNK + 2),
@@ -91,21 +108,57 @@ impl NarrowPhase {
         }
     }
 
+    /// Manifolds of `pairs` (sorted), through the body-pair cache when
+    /// `cache` gives its tolerance.
+    // Never inlined: instruction counts toggle collection on it.
+    #[inline(never)]
     pub fn run(
         &mut self,
         ctx: &StepCtx,
         bodies: &Bodies,
         pairs: &[BodyPair],
         max_separation: f32,
+        cache: Option<PairCacheTolerance>,
     ) -> NarrowStats {
+        if cache.is_none() {
+            self.previous_pairs.clear();
+        }
         let slots = &mut self.slots[..pairs.len()];
-        ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
-            for (slot, &pair) in chunk.iter_mut().zip(&pairs[first..]) {
-                *slot = collide_pair(bodies, pair, max_separation);
+        let previous_pairs = &self.previous_pairs[..];
+        let previous_slots = &self.previous_slots[..previous_pairs.len()];
+        let hits = ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
+            let pairs = &pairs[first..first + chunk.len()];
+            let mut j = previous_pairs.partition_point(|p| *p < pairs[0]);
+            let mut hits = 0;
+            for (slot, &pair) in chunk.iter_mut().zip(pairs) {
+                let poses = PairPoses::read(bodies, pair);
+                let sensor = bodies.is_sensor(pair.a as usize) || bodies.is_sensor(pair.b as usize);
+                while j < previous_pairs.len() && previous_pairs[j] < pair {
+                    j += 1;
+                }
+                if let Some(tol) = &cache {
+                    if j < previous_pairs.len() && previous_pairs[j] == pair {
+                        if let Some(s) = rebuild_from_cache(&previous_slots[j], &poses, tol, sensor)
+                        {
+                            *slot = s;
+                            hits += 1;
+                            continue;
+                        }
+                    }
+                }
+                *slot = collide_pair(bodies, pair, &poses, sensor, max_separation);
             }
-            0
+            hits
         });
-        self.compact(ctx, pairs.len())
+        let mut stats = self.compact(ctx, pairs.len());
+        stats.cache_hits = hits;
+        stats.cache_misses = pairs.len() as u32 - hits;
+        if cache.is_some() {
+            core::mem::swap(&mut self.slots, &mut self.previous_slots);
+            self.previous_pairs.clear();
+            self.previous_pairs.extend_from_slice(pairs);
+        }
+        stats
     }
 
     /// Gathers the touching slots into `manifolds`, in pair order: each
@@ -118,7 +171,7 @@ impl NarrowPhase {
         self.chunk_start.resize(chunks + 1, 0);
         ctx.par_chunks_mut("count manifolds", &mut self.chunk_start[1..], 1, |k, c| {
             let range = k * COMPACT_CHUNK..((k + 1) * COMPACT_CHUNK).min(n);
-            c[0] = slots[range].iter().filter(|m| m.count > 0).count() as u32;
+            c[0] = slots[range].iter().filter(|s| s.manifold.count > 0).count() as u32;
             0
         });
         for k in 0..chunks {
@@ -136,11 +189,11 @@ impl NarrowPhase {
                     // SAFETY: the prefix sums give every chunk its own
                     // output range.
                     let dst = unsafe { out.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
-                    for (d, m) in dst
+                    for (d, s) in dst
                         .iter_mut()
-                        .zip(slots[range].iter().filter(|m| m.count > 0))
+                        .zip(slots[range].iter().filter(|s| s.manifold.count > 0))
                     {
-                        *d = *m;
+                        *d = s.manifold;
                     }
                 }
             });
@@ -154,8 +207,8 @@ impl NarrowPhase {
             self.slots[..n]
                 .iter()
                 .enumerate()
-                .filter(|(_, m)| m.count > 0)
-                .map(|(k, m)| (m.deepest(), k as u32)),
+                .filter(|(_, s)| s.manifold.count > 0)
+                .map(|(k, s)| (s.manifold.deepest(), k as u32)),
         );
         let keep = self.max_manifolds;
         self.depth_order
@@ -163,41 +216,54 @@ impl NarrowPhase {
         let kept = &mut self.depth_order[..keep];
         kept.sort_unstable_by_key(|&(_, k)| k);
         for &(_, k) in kept.iter() {
-            self.manifolds.push(self.slots[k as usize]);
+            self.manifolds.push(self.slots[k as usize].manifold);
         }
         NarrowStats {
             dropped_manifolds: (touching - keep) as u32,
+            ..NarrowStats::default()
         }
     }
 }
 
-fn collide_pair(bodies: &Bodies, pair: BodyPair, max_separation: f32) -> Manifold {
-    let (ia, ib) = (pair.a as usize, pair.b as usize);
+fn collide_pair(
+    bodies: &Bodies,
+    pair: BodyPair,
+    poses: &PairPoses,
+    sensor: bool,
+    max_separation: f32,
+) -> PairSlot {
     let a = Placed {
-        shape: bodies.shape[ia],
-        pos: bodies.pos(ia),
-        rot: bodies.rot(ia),
+        shape: bodies.shape[pair.a as usize],
+        pos: poses.pos_a,
+        rot: poses.rot_a,
     };
     let b = Placed {
-        shape: bodies.shape[ib],
-        pos: bodies.pos(ib),
-        rot: bodies.rot(ib),
+        shape: bodies.shape[pair.b as usize],
+        pos: poses.pos_b,
+        rot: poses.rot_b,
+    };
+    let mut slot = PairSlot {
+        pose: poses.relative(),
+        generation: poses.generation,
+        ..PairSlot::EMPTY
     };
     let Some(c) = collide(&a, &b, max_separation) else {
-        return Manifold::EMPTY;
+        return slot;
     };
-    let (inv_a, inv_b) = (a.rot.inverse(), b.rot.inverse());
-    let mut m = Manifold {
+    let inv_b = b.rot.conjugate();
+    slot.normal_a = rotate(poses.inv_rot_a, c.normal);
+    let m = &mut slot.manifold;
+    *m = Manifold {
         pair,
         normal: c.normal,
         count: c.count as u32,
-        sensor: bodies.is_sensor(ia) || bodies.is_sensor(ib),
+        sensor,
         ..Manifold::EMPTY
     };
     for k in 0..c.count {
-        m.local_a[k] = rotate(inv_a, c.on_a[k] - a.pos);
+        m.local_a[k] = rotate(poses.inv_rot_a, c.on_a[k] - a.pos);
         m.local_b[k] = rotate(inv_b, c.on_b[k] - b.pos);
         m.separation[k] = c.separation(k);
     }
-    m
+    slot
 }

@@ -192,8 +192,13 @@ impl PhysicsSystem {
         });
 
         let narrow = ctx.phase("narrow_phase", &mut times.narrow_phase, || {
-            self.narrow
-                .run(ctx, bodies, &self.pairs, s.speculative_contact_distance)
+            self.narrow.run(
+                ctx,
+                bodies,
+                &self.pairs,
+                s.speculative_contact_distance,
+                s.pair_cache(),
+            )
         });
         let manifolds = &mut self.narrow.manifolds;
 
@@ -265,6 +270,8 @@ impl PhysicsSystem {
         stats.warm_started_points = warm;
         stats.body_pairs_dropped += search.dropped + maintained.dropped;
         stats.manifolds_dropped += narrow.dropped_manifolds;
+        stats.body_pair_cache_hits += narrow.cache_hits;
+        stats.body_pair_cache_misses += narrow.cache_misses;
         if search.dropped + maintained.dropped > 0 {
             stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
         }

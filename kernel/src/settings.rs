@@ -46,10 +46,10 @@ impl Capacities {
     /// creation, with the default SAP broad phase (MBP and brute force need
     /// less). Nothing grows later but a few scratch lists sized by the
     /// largest step seen. Measured on x86-64 (a test holds the estimate to
-    /// within 10% of the allocator's count): ~920 B per body, ~330 B per
-    /// body pair, ~2.0 kB per contact constraint (most of it the solver's
+    /// within 10% of the allocator's count): ~920 B per body, ~620 B per
+    /// body pair (half of it the body-pair cache's last-step slots), ~2.0 kB per contact constraint (most of it the solver's
     /// bundles, with room for every split's padding), plus ~0.2 MB; the
-    /// default capacities come to ~72 MB.
+    /// default capacities come to ~91 MB.
     pub fn memory_bytes(&self) -> usize {
         self.max_bodies
             .saturating_mul(BYTES_PER_BODY)
@@ -65,7 +65,7 @@ impl Capacities {
 /// Bytes allocated per unit of each capacity, and independent of them (see
 /// [`Capacities::memory_bytes`]).
 const BYTES_PER_BODY: usize = 916;
-const BYTES_PER_PAIR: usize = 330;
+const BYTES_PER_PAIR: usize = 621;
 const BYTES_PER_CONTACT: usize = 2003;
 const FIXED_BYTES: usize = 226_000;
 
@@ -181,6 +181,25 @@ pub struct PhysicsSettings {
     pub contact_point_preserve_distance: f32,
     /// ... and if the normal turned less than this (cosine).
     pub contact_normal_preserve_cos: f32,
+    /// Body-pair cache (Jolt's `mUseBodyPairContactCache`): a pair of
+    /// bodies whose relative pose changed less than both tolerances below
+    /// since its shapes were last collided reuses that collision's manifold
+    /// (its points moved with the bodies, each separation measured anew)
+    /// instead of colliding the shapes again. A settled stack then costs
+    /// almost nothing in the narrow phase. The manifold is never more than
+    /// the tolerances away from a fresh one: the pose it was found at is
+    /// kept, so a pair creeping past them is collided again. Results differ
+    /// with the cache on and off (manifolds differ within the tolerances);
+    /// each is the same at every thread count.
+    /// [`StepStats::body_pair_cache_hits`](crate::StepStats::body_pair_cache_hits)
+    /// counts the pairs it served.
+    pub use_body_pair_cache: bool,
+    /// Largest change of B's centre, seen from A, for a cache hit (m, in
+    /// `0..=MAX_CONTACT_DISTANCE`; Jolt: 1 mm).
+    pub body_pair_cache_max_delta_position: f32,
+    /// Largest change of B's rotation, seen from A, for a cache hit (radians,
+    /// `0..=π`; Jolt: 2°).
+    pub body_pair_cache_max_delta_rotation: f32,
     /// Broad phase, fixed at creation ([`set_settings`](crate::PhysicsSystem::set_settings)
     /// refuses to change it).
     pub broad_phase: BroadPhaseKind,
@@ -232,6 +251,9 @@ impl Default for PhysicsSettings {
             contact_point_preserve_distance: 0.01,
             // cos(5°), Jolt's mBodyPairCacheCosMaxDeltaRotation
             contact_normal_preserve_cos: 0.996_194_7,
+            use_body_pair_cache: true,
+            body_pair_cache_max_delta_position: 0.001,
+            body_pair_cache_max_delta_rotation: 2.0 * core::f32::consts::PI / 180.0,
             broad_phase: BroadPhaseKind::default(),
             layer_filter: LayerFilter::default(),
             allow_sleeping: true,
@@ -245,6 +267,16 @@ impl Default for PhysicsSettings {
 }
 
 impl PhysicsSettings {
+    /// The body-pair cache's thresholds while it is on.
+    pub(crate) fn pair_cache(&self) -> Option<crate::body_pair_cache::PairCacheTolerance> {
+        self.use_body_pair_cache.then(|| {
+            crate::body_pair_cache::PairCacheTolerance::new(
+                self.body_pair_cache_max_delta_position,
+                self.body_pair_cache_max_delta_rotation,
+            )
+        })
+    }
+
     pub(crate) fn validate(&self) -> Result<()> {
         let finite_nonneg = |v: f32| v.is_finite() && v >= 0.0;
         let distance = |v: f32| (0.0..=MAX_CONTACT_DISTANCE).contains(&v);
@@ -264,6 +296,8 @@ impl PhysicsSettings {
             && finite_nonneg(self.min_velocity_for_restitution)
             && distance(self.contact_point_preserve_distance)
             && (-1.0..=1.0).contains(&self.contact_normal_preserve_cos)
+            && distance(self.body_pair_cache_max_delta_position)
+            && (0.0..=core::f32::consts::PI).contains(&self.body_pair_cache_max_delta_rotation)
             && finite_nonneg(self.time_before_sleep)
             && finite_nonneg(self.point_velocity_sleep_threshold)
             && self.simd.is_available();

@@ -105,6 +105,12 @@ pub struct StepStats {
     /// Touching manifolds (including sensor ones).
     pub manifolds: u32,
     pub contact_points: u32,
+    /// Candidate pairs whose manifold the body-pair cache rebuilt
+    /// ([`PhysicsSettings::use_body_pair_cache`](crate::PhysicsSettings::use_body_pair_cache)),
+    /// and pairs whose shapes were collided; summed over collision steps.
+    /// Their sum is the pairs the narrow phase saw.
+    pub body_pair_cache_hits: u32,
+    pub body_pair_cache_misses: u32,
     /// Points that started from last step's impulses.
     pub warm_started_points: u32,
     /// Manifolds involving a sensor (reported, not solved).

@@ -121,10 +121,17 @@ fn keva_towers_stand_at_the_defaults() {
 }
 
 /// Longer, thinner planks (1 : 4 : 24) and short chunky ones (1 : 2 : 8).
+///
+/// Chunky towers stand within 2 cm up to 15 layers. Taller ones lean by
+/// 2-4 cm, with the body-pair cache on or off (15 s, worst drift in cm,
+/// on / off: 16 layers 2.35 / 2.07, 17: 2.65 / 3.29, 18: 3.05 / 2.87,
+/// 19: 2.32 / 4.29, 20: 3.96 / 1.35, 21: 7.15 / 2.24, 22: 4.10 / 3.72), so
+/// this checks 15 (1.24 / 1.27); 20 layers passed here before the cache
+/// only as the lucky one of its neighbours.
 #[test]
 fn other_plank_proportions_stand_at_the_defaults() {
     check("thin", Plank::new(1.0, 4.0, 24.0, 2.4), 16);
-    check("chunky", Plank::new(1.0, 2.0, 8.0, 0.8), 20);
+    check("chunky", Plank::new(1.0, 2.0, 8.0, 0.8), 15);
 }
 
 /// Small planks (Keva's real size, 11.7 cm) stress the slop and speculative

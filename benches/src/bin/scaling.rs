@@ -13,8 +13,10 @@
 //! step at the largest thread count), `--no-sleep`, `--no-splitter`, `--broadphase
 //! sap|mbp|brute`, `--solver wide|scalar` (the solver's lane width: same
 //! results, to compare their speed), `--simd auto|avx512|avx2|baseline` (the
-//! instruction set of the wide bundles: same results). The header says which
-//! SIMD path ran.
+//! instruction set of the wide bundles: same results), `--pair-cache
+//! on|off|both` (the body-pair cache; `both` runs every thread count with it
+//! on and off, alternating, and prints the narrow phase's ratio). The header
+//! says which SIMD path ran.
 
 use archipelago::{
     build_pinned_pool, detect_cores, scenes, BroadPhaseKind, MbpSettings, PhaseTimes,
@@ -39,6 +41,8 @@ struct Args {
     no_splitter: bool,
     solver: SolverWidth,
     simd: SimdPath,
+    /// Body-pair cache settings to run, each at every thread count.
+    pair_cache: Vec<bool>,
 }
 
 /// MBP regions for the standard scenes: an 8 × 8 grid over the floor.
@@ -52,7 +56,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline]",
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both]",
         scenes::NAMES.join("|")
     )
 }
@@ -71,6 +75,7 @@ fn parse_args() -> Result<Args, String> {
         no_splitter: false,
         solver: SolverWidth::Wide,
         simd: SimdPath::Auto,
+        pair_cache: vec![true],
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -124,6 +129,14 @@ fn parse_args() -> Result<Args, String> {
                     other => return Err(format!("--solver: unknown width {other}")),
                 }
             }
+            "--pair-cache" => {
+                args.pair_cache = match value()?.as_str() {
+                    "on" => vec![true],
+                    "off" => vec![false],
+                    "both" => vec![true, false],
+                    other => return Err(format!("--pair-cache: unknown {other} (on|off|both)")),
+                }
+            }
             "--help" | "-h" => return Err(usage()),
             other => return Err(format!("unknown option {other}\n{}", usage())),
         }
@@ -147,6 +160,10 @@ fn phase_percentages(phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
 /// One thread count's measurements.
 struct Row {
     threads: usize,
+    pair_cache: bool,
+    /// Body-pair cache hits and misses over the last run's timed steps.
+    cache_hits: u64,
+    cache_misses: u64,
     median_ms: f64,
     min_ms: f64,
     max_ms: f64,
@@ -179,7 +196,7 @@ fn main() {
     };
     let cores = detect_cores();
     let threads = args.threads.clone().unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
-    let settings = PhysicsSettings {
+    let base_settings = PhysicsSettings {
         broad_phase: args.broad_phase,
         allow_sleeping: !args.no_sleep,
         use_large_island_splitter: !args.no_splitter,
@@ -188,7 +205,7 @@ fn main() {
         ..PhysicsSettings::default()
     };
     println!(
-        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}, SIMD path {:?} (of {:?} here)",
+        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}, SIMD path {:?} (of {:?} here), body-pair cache {}",
         scene.name,
         scene.dynamic_count(),
         args.steps,
@@ -200,6 +217,11 @@ fn main() {
         args.solver,
         args.simd.resolve(),
         SimdPath::available().collect::<Vec<_>>(),
+        match args.pair_cache[..] {
+            [true] => "on",
+            [false] => "off",
+            _ => "on and off",
+        },
     );
     println!(
         "machine: {} logical CPUs, {} physical cores ({})",
@@ -219,6 +241,15 @@ fn main() {
         .iter()
         .map(|&t| build_pinned_pool(Some(t)).expect("thread pool"))
         .collect();
+    // One configuration per (thread count, cache setting), in the order
+    // the runs alternate through them.
+    let configs: Vec<(usize, bool)> = (0..threads.len())
+        .flat_map(|ti| args.pair_cache.iter().map(move |&c| (ti, c)))
+        .collect();
+    let settings_of = |cache: bool| PhysicsSettings {
+        use_body_pair_cache: cache,
+        ..base_settings
+    };
     struct Acc {
         per_run: Vec<f64>,
         hash: Option<u64>,
@@ -226,17 +257,22 @@ fn main() {
         last: Option<StepStats>,
         work_span: Option<WorkSpan>,
         median_work_span: Option<WorkSpan>,
+        cache_hits: u64,
+        cache_misses: u64,
     }
     // Warm-up: start every pool's workers, fault in the buffers and let the
     // CPU clocks settle before anything is timed.
-    for (p, &t) in pools.iter().zip(&threads) {
-        let (mut world, _) = scene.build(settings).expect("standard scene builds");
+    for &(ti, cache) in &configs {
+        let (p, t) = (&pools[ti], threads[ti]);
+        let (mut world, _) = scene
+            .build(settings_of(cache))
+            .expect("standard scene builds");
         for _ in 0..args.warmup {
             world.update(scenes::DT, 1, &p.pool).expect("valid step");
         }
         eprint!("\rwarm-up {t} threads      ");
     }
-    let mut acc: Vec<Acc> = threads
+    let mut acc: Vec<Acc> = configs
         .iter()
         .map(|_| Acc {
             per_run: Vec::new(),
@@ -245,13 +281,17 @@ fn main() {
             last: None,
             work_span: None,
             median_work_span: None,
+            cache_hits: 0,
+            cache_misses: 0,
         })
         .collect();
     for run in 0..args.runs {
-        for (ti, &t) in threads.iter().enumerate() {
-            let pool = &pools[ti].pool;
-            let a = &mut acc[ti];
-            let (mut world, _) = scene.build(settings).expect("standard scene builds");
+        for (ci, &(ti, cache)) in configs.iter().enumerate() {
+            let (pool, t) = (&pools[ti].pool, threads[ti]);
+            let a = &mut acc[ci];
+            let (mut world, _) = scene
+                .build(settings_of(cache))
+                .expect("standard scene builds");
             let mut total = Duration::ZERO;
             for step in 0..args.steps {
                 let t0 = Instant::now();
@@ -259,6 +299,8 @@ fn main() {
                 total += t0.elapsed();
                 if run == args.runs - 1 {
                     a.phases.accumulate(&stats.times);
+                    a.cache_hits += stats.body_pair_cache_hits as u64;
+                    a.cache_misses += stats.body_pair_cache_misses as u64;
                     a.last = Some(stats);
                 }
                 if step % 50 == 0 {
@@ -306,14 +348,17 @@ fn main() {
             }
         }
     }
-    let rows: Vec<Row> = threads
+    let rows: Vec<Row> = configs
         .iter()
         .zip(acc)
-        .zip(&pools)
-        .map(|((&t, mut a), p)| {
+        .map(|(&(ti, cache), mut a)| {
+            let (t, p) = (threads[ti], &pools[ti]);
             a.per_run.sort_by(f64::total_cmp);
             Row {
                 threads: t,
+                pair_cache: cache,
+                cache_hits: a.cache_hits,
+                cache_misses: a.cache_misses,
                 median_ms: a.per_run[a.per_run.len() / 2],
                 min_ms: a.per_run[0],
                 max_ms: a.per_run[a.per_run.len() - 1],
@@ -329,8 +374,22 @@ fn main() {
         .collect();
     eprintln!();
 
-    let base = rows[0].median_ms * rows[0].threads as f64;
-    let base_hash = rows.iter().find(|r| r.threads == 1).map(|r| r.hash);
+    // Speedup and the hash check compare rows of the same cache setting
+    // (the cache changes trajectories, so their hashes differ).
+    let first = |cache: bool| rows.iter().find(|r| r.pair_cache == cache).expect("a row");
+    let base = |r: &Row| first(r.pair_cache).median_ms * first(r.pair_cache).threads as f64;
+    let base_hash = |r: &Row| {
+        rows.iter()
+            .find(|o| o.threads == 1 && o.pair_cache == r.pair_cache)
+            .map(|o| o.hash)
+    };
+    let label = |r: &Row| {
+        if args.pair_cache.len() > 1 {
+            format!("{} {}", r.threads, if r.pair_cache { "on" } else { "off" })
+        } else {
+            r.threads.to_string()
+        }
+    };
     println!(
         "{:>7} {:>9} {:>17} {:>8} {:>6} {:>16} {:>5} {:>7} {:>7} {:>9} {:>7}  pinning",
         "threads",
@@ -346,16 +405,16 @@ fn main() {
         "T1/Tinf"
     );
     for r in &rows {
-        let speedup = base / r.median_ms;
+        let speedup = base(r) / r.median_ms;
         println!(
             "{:>7} {:>9.3} {:>17} {:>7.2}x {:>5.0}% {:016x} {:>5} {:>7} {:>7} {:>9} {:>7.1}  {:?}{}",
-            r.threads,
+            label(r),
             r.median_ms,
             format!("{:.3}-{:.3}", r.min_ms, r.max_ms),
             speedup,
             100.0 * speedup / r.threads as f64,
             r.hash,
-            match base_hash {
+            match base_hash(r) {
                 Some(h) if h == r.hash => "yes",
                 Some(_) => "NO",
                 None => "-",
@@ -388,12 +447,42 @@ fn main() {
             .iter()
             .map(|(n, p)| format!("{n} {p:.1}%"))
             .collect();
-        println!("phases at {} threads: {}", r.threads, split.join(", "));
+        println!("phases at {} threads: {}", label(r), split.join(", "));
+    }
+    // The narrow phase per step, and what the body-pair cache served.
+    let narrow_ms = |r: &Row| r.phases.narrow_phase.as_secs_f64() * 1e3 / args.steps as f64;
+    for r in &rows {
+        let pairs = (r.cache_hits + r.cache_misses).max(1);
+        println!(
+            "narrow phase at {} threads: {:.3} ms/step, body-pair cache {} ({:.1}% of {} pairs served from it)",
+            label(r),
+            narrow_ms(r),
+            if r.pair_cache { "on" } else { "off" },
+            100.0 * r.cache_hits as f64 / pairs as f64,
+            r.cache_hits + r.cache_misses,
+        );
+    }
+    if args.pair_cache.len() > 1 {
+        for on in rows.iter().filter(|r| r.pair_cache) {
+            if let Some(off) = rows
+                .iter()
+                .find(|o| !o.pair_cache && o.threads == on.threads)
+            {
+                println!(
+                    "body-pair cache at {} threads: narrow phase {:.2}x faster with it (off {:.3} / on {:.3} ms/step), step {:.2}x",
+                    on.threads,
+                    narrow_ms(off) / narrow_ms(on).max(1e-9),
+                    narrow_ms(off),
+                    narrow_ms(on),
+                    off.median_ms / on.median_ms,
+                );
+            }
+        }
     }
     for r in &rows {
         println!(
             "work/span at {} threads (median of {TRACED_STEPS} traced steps): T1 {:.3} ms, Tinf {:.3} ms, T1/Tinf {:.1}, {} jobs",
-            r.threads,
+            label(r),
             r.work_span.work.as_secs_f64() * 1e3,
             r.work_span.span.as_secs_f64() * 1e3,
             r.work_span.parallelism(),
@@ -415,7 +504,7 @@ fn main() {
         let phase_names: Vec<&str> = rows[0].phases.named().iter().map(|(n, _)| *n).collect();
         writeln!(
             f,
-            "scene,threads,ms_per_step,min_ms,max_ms,speedup,efficiency,hash,matches_1_thread,active_bodies,islands,manifolds,t1_ms,tinf_ms,parallelism,tinf_median_ms,parallelism_median,oversubscribed,{}",
+            "scene,threads,pair_cache,ms_per_step,min_ms,max_ms,speedup,efficiency,hash,matches_1_thread,active_bodies,islands,manifolds,t1_ms,tinf_ms,parallelism,tinf_median_ms,parallelism_median,oversubscribed,{}",
             phase_names
                 .iter()
                 .map(|n| format!("{n}_pct"))
@@ -424,23 +513,24 @@ fn main() {
         )
         .expect("write csv");
         for r in &rows {
-            let speedup = base / r.median_ms;
+            let speedup = base(r) / r.median_ms;
             let pct: Vec<String> = phase_percentages(&r.phases)
                 .iter()
                 .map(|(_, p)| format!("{p:.2}"))
                 .collect();
             writeln!(
                 f,
-                "{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:016x},{},{},{},{},{:.4},{:.4},{:.2},{},{},{},{}",
+                "{},{},{},{:.4},{:.4},{:.4},{:.4},{:.4},{:016x},{},{},{},{},{:.4},{:.4},{:.2},{},{},{},{}",
                 scene.name,
                 r.threads,
+                r.pair_cache,
                 r.median_ms,
                 r.min_ms,
                 r.max_ms,
                 speedup,
                 speedup / r.threads as f64,
                 r.hash,
-                base_hash.is_none_or(|h| h == r.hash),
+                base_hash(r).is_none_or(|h| h == r.hash),
                 r.stats.active_bodies,
                 r.stats.islands,
                 r.stats.manifolds,
