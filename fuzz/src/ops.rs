@@ -300,6 +300,11 @@ impl Gen {
         }
         s.allow_sleeping = g.rng.chance(0.85);
         s.use_large_island_splitter = g.rng.chance(0.8);
+        s.use_body_pair_cache = g.rng.chance(0.8);
+        if g.rng.chance(0.2) {
+            s.body_pair_cache_max_delta_position = g.f32_in(0.0, 0.05);
+            s.body_pair_cache_max_delta_rotation = g.f32_in(0.0, 3.0);
+        }
         if g.rng.chance(0.2) {
             s.time_before_sleep = g.f32_in(0.0, 1.0);
             s.point_velocity_sleep_threshold = g.f32_in(0.0, 0.1);

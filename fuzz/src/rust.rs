@@ -103,7 +103,9 @@ fn settings(s: &PhysicsSettings) -> String {
          max_linear_velocity: {}, max_angular_velocity: {}, min_velocity_for_restitution: {}, \
          contact_point_preserve_distance: {}, contact_normal_preserve_cos: {}, broad_phase: {}, \
          layer_filter: LayerFilter::from_rows({:?}).unwrap(), allow_sleeping: {}, \
-         use_large_island_splitter: {}, time_before_sleep: {}, point_velocity_sleep_threshold: {} }}",
+         use_large_island_splitter: {}, time_before_sleep: {}, point_velocity_sleep_threshold: {}, \
+         use_body_pair_cache: {}, body_pair_cache_max_delta_position: {}, \
+         body_pair_cache_max_delta_rotation: {}, ..PhysicsSettings::default() }}",
         v3(s.gravity),
         s.velocity_iterations,
         s.position_iterations,
@@ -124,6 +126,9 @@ fn settings(s: &PhysicsSettings) -> String {
         s.use_large_island_splitter,
         f(s.time_before_sleep),
         f(s.point_velocity_sleep_threshold),
+        s.use_body_pair_cache,
+        f(s.body_pair_cache_max_delta_position),
+        f(s.body_pair_cache_max_delta_rotation),
     )
 }
 

@@ -115,6 +115,15 @@ pub(crate) struct PairPoses {
 }
 
 impl PairPoses {
+    pub const ZERO: PairPoses = PairPoses {
+        pos_a: Vec3::ZERO,
+        rot_a: Quat::IDENTITY,
+        inv_rot_a: Quat::IDENTITY,
+        pos_b: Vec3::ZERO,
+        rot_b: Quat::IDENTITY,
+        generation: [0; 2],
+    };
+
     #[inline]
     pub fn read(bodies: &Bodies, pair: BodyPair) -> Self {
         let (ia, ib) = (pair.a as usize, pair.b as usize);
@@ -150,14 +159,27 @@ pub(crate) fn rebuild_from_cache(
     tol: &PairCacheTolerance,
     sensor: bool,
 ) -> Option<PairSlot> {
-    let relative = poses.relative();
-    if cached.generation != poses.generation || !relative.near(&cached.pose, tol) {
-        return None;
-    }
     let mut slot = *cached;
+    refresh(&mut slot, poses, tol, sensor).then_some(slot)
+}
+
+/// [`rebuild_from_cache`] in place: `slot` holds the pair's slot of the
+/// last step and is moved to this step's poses; `false` (and `slot` left
+/// as it was) when the cache cannot serve the pair.
+#[inline]
+pub(crate) fn refresh(
+    slot: &mut PairSlot,
+    poses: &PairPoses,
+    tol: &PairCacheTolerance,
+    sensor: bool,
+) -> bool {
+    let relative = poses.relative();
+    if slot.generation != poses.generation || !relative.near(&slot.pose, tol) {
+        return false;
+    }
+    let n = slot.normal_a;
     let m = &mut slot.manifold;
     if m.count > 0 {
-        let n = cached.normal_a;
         m.normal = rotate(poses.rot_a, n);
         m.sensor = sensor;
         let n_b = rotate(relative.rotation.conjugate(), n);
@@ -166,5 +188,5 @@ pub(crate) fn rebuild_from_cache(
             m.separation[k] = base + m.local_b[k].dot(n_b) - m.local_a[k].dot(n);
         }
     }
-    Some(slot)
+    true
 }

@@ -12,16 +12,27 @@
 //! cache.
 
 use crate::body::Bodies;
-use crate::body_pair_cache::{rebuild_from_cache, PairCacheTolerance, PairPoses, PairSlot};
+use crate::body_pair_cache::{
+    rebuild_from_cache, refresh, PairCacheTolerance, PairPoses, PairSlot,
+};
 use crate::broadphase::BodyPair;
-use crate::collide::{collide, Placed, MAX_POINTS};
+use crate::collide::box_box_sat::{BoxPairs, Verdict};
+use crate::collide::{
+    box_box_contact, collide, collide_box_box, ContactPoints, Placed, MAX_POINTS,
+};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::{rotate, Vec3};
+use crate::shape::Shape;
+use archipelago_simd::BUNDLE;
 
 /// Candidate pairs per narrow-phase job: ~64 box–box tests are tens of
 /// microseconds, long enough to hide the claim, short enough to balance.
 const PAIRS_PER_JOB: usize = 32;
+/// A job's box–box pairs to collide are tested 16 lanes wide when there
+/// are at least this many (fewer would leave most lanes idle; both paths
+/// give the same verdicts).
+const MIN_WIDE_BOX_PAIRS: usize = 4;
 /// Slots per compaction job.
 const COMPACT_CHUNK: usize = 1024;
 
@@ -123,30 +134,76 @@ impl NarrowPhase {
         if cache.is_none() {
             self.previous_pairs.clear();
         }
+        // The same pairs as last step (a settled scene): each slot still
+        // holds its pair's last result, and a hit only refreshes it in
+        // place instead of copying it across.
+        let in_place = cache.is_some() && pairs == &self.previous_pairs[..];
+        if in_place {
+            core::mem::swap(&mut self.slots, &mut self.previous_slots);
+        }
         let slots = &mut self.slots[..pairs.len()];
-        let previous_pairs = &self.previous_pairs[..];
+        let previous_pairs = if in_place {
+            &[][..]
+        } else {
+            &self.previous_pairs[..]
+        };
         let previous_slots = &self.previous_slots[..previous_pairs.len()];
         let hits = ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
             let pairs = &pairs[first..first + chunk.len()];
             let mut j = previous_pairs.partition_point(|p| *p < pairs[0]);
             let mut hits = 0;
-            for (slot, &pair) in chunk.iter_mut().zip(pairs) {
+            // Box–box pairs to collide wait in lanes for the wide test
+            // (set up on the job's first such pair: a settled job has none).
+            let mut waiting: Option<(BoxPairs, [(u8, PairPoses); BUNDLE])> = None;
+            let cached = cache.is_some();
+            for (k, &pair) in pairs.iter().enumerate() {
                 let poses = PairPoses::read(bodies, pair);
-                let sensor = bodies.is_sensor(pair.a as usize) || bodies.is_sensor(pair.b as usize);
                 while j < previous_pairs.len() && previous_pairs[j] < pair {
                     j += 1;
                 }
-                if let Some(tol) = &cache {
+                if let (true, Some(tol)) = (in_place, &cache) {
+                    if refresh(&mut chunk[k], &poses, tol, is_sensor(bodies, pair)) {
+                        hits += 1;
+                        continue;
+                    }
+                } else if let Some(tol) = &cache {
                     if j < previous_pairs.len() && previous_pairs[j] == pair {
+                        let sensor = is_sensor(bodies, pair);
                         if let Some(s) = rebuild_from_cache(&previous_slots[j], &poses, tol, sensor)
                         {
-                            *slot = s;
+                            chunk[k] = s;
                             hits += 1;
                             continue;
                         }
                     }
                 }
-                *slot = collide_pair(bodies, pair, &poses, sensor, max_separation);
+                let (sa, sb) = (bodies.shape[pair.a as usize], bodies.shape[pair.b as usize]);
+                if let (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) = (sa, sb)
+                {
+                    let (lanes, entries) = waiting
+                        .get_or_insert_with(|| (BoxPairs::new(), [(0, PairPoses::ZERO); BUNDLE]));
+                    entries[lanes.len] = (k as u8, poses);
+                    lanes.push(poses.pos_a, poses.rot_a, ha, poses.pos_b, poses.rot_b, hb);
+                    if lanes.is_full() {
+                        collide_boxes(lanes, entries, chunk, pairs, bodies, max_separation, cached);
+                    }
+                    continue;
+                }
+                let a = Placed {
+                    shape: sa,
+                    pos: poses.pos_a,
+                    rot: poses.rot_a,
+                };
+                let b = Placed {
+                    shape: sb,
+                    pos: poses.pos_b,
+                    rot: poses.rot_b,
+                };
+                let c = collide(&a, &b, max_separation);
+                chunk[k] = new_slot(pair, &poses, is_sensor(bodies, pair), c, cached);
+            }
+            if let Some((lanes, entries)) = &mut waiting {
+                collide_boxes(lanes, entries, chunk, pairs, bodies, max_separation, cached);
             }
             hits
         });
@@ -155,8 +212,10 @@ impl NarrowPhase {
         stats.cache_misses = pairs.len() as u32 - hits;
         if cache.is_some() {
             core::mem::swap(&mut self.slots, &mut self.previous_slots);
-            self.previous_pairs.clear();
-            self.previous_pairs.extend_from_slice(pairs);
+            if !in_place {
+                self.previous_pairs.clear();
+                self.previous_pairs.extend_from_slice(pairs);
+            }
         }
         stats
     }
@@ -225,32 +284,66 @@ impl NarrowPhase {
     }
 }
 
-fn collide_pair(
+fn is_sensor(bodies: &Bodies, pair: BodyPair) -> bool {
+    bodies.is_sensor(pair.a as usize) || bodies.is_sensor(pair.b as usize)
+}
+
+/// The box–box pairs waiting in `lanes` (`waiting[lane]` = their index in
+/// the job): the separating-axis test 16 lanes wide (one by one when there
+/// are few), then the contact of each pair that touches. Empties `lanes`.
+fn collide_boxes(
+    lanes: &mut BoxPairs,
+    waiting: &[(u8, PairPoses); BUNDLE],
+    slots: &mut [PairSlot],
+    pairs: &[BodyPair],
     bodies: &Bodies,
+    max_separation: f32,
+    cached: bool,
+) {
+    let n = lanes.len;
+    let sat = (n >= MIN_WIDE_BOX_PAIRS).then(|| lanes.test(max_separation));
+    for (lane, (k, p)) in waiting[..n].iter().enumerate() {
+        let k = *k as usize;
+        let pair = pairs[k];
+        let (ha, hb) = lanes.half_extents(lane);
+        let c = match &sat {
+            Some(sat) => match Verdict::of_lane(sat, lane) {
+                Verdict::Separated => None,
+                Verdict::Touching(f) => box_box_contact(
+                    f,
+                    p.pos_a,
+                    p.rot_a,
+                    ha,
+                    p.pos_b,
+                    p.rot_b,
+                    hb,
+                    max_separation,
+                ),
+            },
+            None => collide_box_box(p.pos_a, p.rot_a, ha, p.pos_b, p.rot_b, hb, max_separation),
+        };
+        slots[k] = new_slot(pair, p, is_sensor(bodies, pair), c, cached);
+    }
+    lanes.len = 0;
+}
+
+/// A pair's slot from its collision result (with the pose it was found
+/// at when the body-pair cache will read it).
+fn new_slot(
     pair: BodyPair,
     poses: &PairPoses,
     sensor: bool,
-    max_separation: f32,
+    contact: Option<ContactPoints>,
+    cached: bool,
 ) -> PairSlot {
-    let a = Placed {
-        shape: bodies.shape[pair.a as usize],
-        pos: poses.pos_a,
-        rot: poses.rot_a,
-    };
-    let b = Placed {
-        shape: bodies.shape[pair.b as usize],
-        pos: poses.pos_b,
-        rot: poses.rot_b,
-    };
-    let mut slot = PairSlot {
-        pose: poses.relative(),
-        generation: poses.generation,
-        ..PairSlot::EMPTY
-    };
-    let Some(c) = collide(&a, &b, max_separation) else {
+    let mut slot = PairSlot::EMPTY;
+    if cached {
+        slot.pose = poses.relative();
+        slot.generation = poses.generation;
+    }
+    let Some(c) = contact else {
         return slot;
     };
-    let inv_b = b.rot.conjugate();
     slot.normal_a = rotate(poses.inv_rot_a, c.normal);
     let m = &mut slot.manifold;
     *m = Manifold {
@@ -260,9 +353,16 @@ fn collide_pair(
         sensor,
         ..Manifold::EMPTY
     };
+    if let Some(l) = &c.local {
+        m.local_a = l.on_a;
+        m.local_b = l.on_b;
+        m.separation = l.separation;
+        return slot;
+    }
+    let inv_b = poses.rot_b.conjugate();
     for k in 0..c.count {
-        m.local_a[k] = rotate(poses.inv_rot_a, c.on_a[k] - a.pos);
-        m.local_b[k] = rotate(inv_b, c.on_b[k] - b.pos);
+        m.local_a[k] = rotate(poses.inv_rot_a, c.on_a[k] - poses.pos_a);
+        m.local_b[k] = rotate(inv_b, c.on_b[k] - poses.pos_b);
         m.separation[k] = c.separation(k);
     }
     slot

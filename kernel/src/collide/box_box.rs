@@ -2,7 +2,7 @@
 //! either face clipping (reference face vs incident face, Sutherland–Hodgman)
 //! or the closest points of two edges.
 
-use super::{ContactPoints, MAX_POINTS};
+use super::{ContactPoints, LocalPoints, MAX_POINTS};
 use crate::math::{closest_segment_params, Mat3, Quat, Vec3};
 
 /// A face axis of B must beat A's best face by this much (m) to become the
@@ -10,12 +10,12 @@ use crate::math::{closest_segment_params, Mat3, Quat, Vec3};
 /// the bias keeps the chosen feature from flickering between steps when two
 /// axes separate almost equally (resting stacks), which would break warm
 /// starting.
-const FACE_B_TOLERANCE: f32 = 0.005;
-const EDGE_TOLERANCE: f32 = 0.01;
+pub(crate) const FACE_B_TOLERANCE: f32 = 0.005;
+pub(crate) const EDGE_TOLERANCE: f32 = 0.01;
 
 /// Cross products shorter than this come from (nearly) parallel edges and are
 /// not separating-axis candidates: the face axes already cover that case.
-const MIN_EDGE_AXIS: f32 = 1e-5;
+pub(crate) const MIN_EDGE_AXIS: f32 = 1e-5;
 
 /// Clipping a quadrilateral against four planes yields at most 8 vertices.
 const MAX_CLIP: usize = 8;
@@ -37,11 +37,13 @@ impl Obb {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Feature {
+/// What the contact is built from: a face of A or of B (the reference
+/// face), or edge `i` of A against edge `j` of B.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Feature {
     FaceA(usize),
     FaceB(usize),
-    Edge(usize, usize, Vec3),
+    Edge(usize, usize),
 }
 
 /// Box A (centre, rotation, half extents) against box B.
@@ -57,7 +59,62 @@ pub(crate) fn collide_box_box(
     let a = Obb::new(pa, qa, ha);
     let b = Obb::new(pb, qb, hb);
     let d = b.c - a.c;
+    let feature = separating_axes(&a, &b, d, max_separation)?;
+    contact(&a, &b, feature, d, max_separation)
+}
 
+/// The separating-axis test alone (the twin of `box_box_sat.rs`'s).
+#[cfg(test)]
+pub(crate) fn sat_scalar(
+    pa: Vec3,
+    qa: Quat,
+    ha: Vec3,
+    pb: Vec3,
+    qb: Quat,
+    hb: Vec3,
+    max_separation: f32,
+) -> Option<Feature> {
+    let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
+    separating_axes(&a, &b, b.c - a.c, max_separation)
+}
+
+/// The contact of a pair the separating-axis test found touching by
+/// `feature`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn box_box_contact(
+    feature: Feature,
+    pa: Vec3,
+    qa: Quat,
+    ha: Vec3,
+    pb: Vec3,
+    qb: Quat,
+    hb: Vec3,
+    max_separation: f32,
+) -> Option<ContactPoints> {
+    let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
+    contact(&a, &b, feature, b.c - a.c, max_separation)
+}
+
+fn contact(
+    a: &Obb,
+    b: &Obb,
+    feature: Feature,
+    d: Vec3,
+    max_separation: f32,
+) -> Option<ContactPoints> {
+    match feature {
+        Feature::FaceA(k) => face_contact(a, b, k, d, max_separation),
+        Feature::FaceB(k) => face_contact(b, a, k, -d, max_separation).map(ContactPoints::flipped),
+        Feature::Edge(i, j) => {
+            let l = a.u[i].cross(b.u[j]);
+            Some(edge_contact(a, b, i, j, l / l.length(), d))
+        }
+    }
+}
+
+/// Gottschalk's 15 axes; `None` when one separates the boxes by more than
+/// `max_separation`, else the feature the contact is built from.
+fn separating_axes(a: &Obb, b: &Obb, d: Vec3, max_separation: f32) -> Option<Feature> {
     // Gottschalk's OBB test: B's axes in A's frame (`r[i][j] = a_i · b_j`)
     // and the centre offset in both frames, computed once; every one of the
     // 15 axes then reads its projected radii from these.
@@ -96,7 +153,7 @@ pub(crate) fn collide_box_box(
     // Edge axes a_i × b_j, unnormalised: with (i, i1, i2) and (j, j1, j2)
     // cyclic, d·l = ta[i2] r[i1][j] - ta[i1] r[i2][j] and the radii are two
     // products each; the separation is divided by |l| once at the end.
-    let mut best_edge = (f32::NEG_INFINITY, 0, 0, 0.0f32);
+    let mut best_edge = (f32::NEG_INFINITY, 0, 0);
     for i in 0..3 {
         let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
         for j in 0..3 {
@@ -113,7 +170,7 @@ pub(crate) fn collide_box_box(
                 return None;
             }
             if s > best_edge.0 {
-                best_edge = (s, i, j, len);
+                best_edge = (s, i, j);
             }
         }
     }
@@ -124,17 +181,10 @@ pub(crate) fn collide_box_box(
         (best_a.0, Feature::FaceA(best_a.1))
     };
     if best_edge.0 > face_sep + EDGE_TOLERANCE {
-        let (_, i, j, len) = best_edge;
-        feature = Feature::Edge(i, j, a.u[i].cross(b.u[j]) / len);
+        let (_, i, j) = best_edge;
+        feature = Feature::Edge(i, j);
     }
-
-    match feature {
-        Feature::FaceA(k) => face_contact(&a, &b, k, d, max_separation),
-        Feature::FaceB(k) => {
-            face_contact(&b, &a, k, -d, max_separation).map(ContactPoints::flipped)
-        }
-        Feature::Edge(i, j, l) => Some(edge_contact(&a, &b, i, j, l, d)),
-    }
+    Some(feature)
 }
 
 /// Reference face `k` of box `r`, incident face on box `inc`; `d` is the
@@ -185,14 +235,19 @@ fn face_contact(
 
     // Clip against the four side planes of the reference face, from one
     // buffer into the other and back (copying the polygon back after each
-    // plane stalled on store forwarding).
+    // plane stalled on store forwarding). An incident face that lies
+    // within the reference face (a box resting on a bigger one) passes
+    // every plane unchanged, so it skips them.
+    let inside = poly[..4]
+        .iter()
+        .all(|v| v.x.abs() <= r.h[k1] && v.y.abs() <= r.h[k2]);
     let mut spare = [Vec3::ZERO; MAX_CLIP];
-    for (axis, half) in [(0, r.h[k1]), (1, r.h[k2])] {
-        count = clip_polygon(&poly[..count], &mut spare, axis, 1.0, half);
-        if count == 0 {
-            return None;
-        }
-        count = clip_polygon(&spare[..count], &mut poly, axis, -1.0, half);
+    if !inside {
+        let (hx, hy) = (r.h[k1], r.h[k2]);
+        count = clip_polygon(&poly[..count], &mut spare, |v| v.x - hx);
+        count = clip_polygon(&spare[..count], &mut poly, |v| -v.x - hx);
+        count = clip_polygon(&poly[..count], &mut spare, |v| v.y - hy);
+        count = clip_polygon(&spare[..count], &mut poly, |v| -v.y - hy);
         if count == 0 {
             return None;
         }
@@ -214,30 +269,56 @@ fn face_contact(
     }
     let chosen = reduce_to_four(&pts[..kept], Vec3::Z);
     let world = |x: f32, y: f32, z: f32| r.c + r.u[k1] * x + r.u[k2] * y + n * z;
+    // In the reference box's own frame a point of the face frame is a
+    // permutation of its coordinates (z along `n`, the sign of `n` on axis
+    // `k`); the incident box's frame is three dot products away.
+    let z_sign = if n == r.u[k] { 1.0 } else { -1.0 };
+    let own = |x: f32, y: f32, z: f32| {
+        let mut p = [0.0; 3];
+        p[k1] = x;
+        p[k2] = y;
+        p[k] = z_sign * z;
+        Vec3::from_array(p)
+    };
+    let mut local = LocalPoints {
+        on_a: [Vec3::ZERO; MAX_POINTS],
+        on_b: [Vec3::ZERO; MAX_POINTS],
+        separation: [0.0; MAX_POINTS],
+    };
     let mut out = ContactPoints::new(n);
     for &idx in chosen.iter().flatten() {
-        let (v, _) = pts[idx];
-        out.push(world(v.x, v.y, r.h[k]), world(v.x, v.y, v.z));
+        let (v, sep) = pts[idx];
+        let on_inc = world(v.x, v.y, v.z);
+        let rel = on_inc - inc.c;
+        let i = out.count;
+        local.on_a[i] = own(v.x, v.y, r.h[k]);
+        local.on_b[i] = Vec3::new(rel.dot(inc.u[0]), rel.dot(inc.u[1]), rel.dot(inc.u[2]));
+        local.separation[i] = sep;
+        out.push(world(v.x, v.y, r.h[k]), on_inc);
     }
+    out.local = Some(local);
     Some(out)
 }
 
 /// Sutherland–Hodgman in the reference face's frame: writes to `out` the
-/// part of `poly` with `sign · p[axis] <= half`, returns its vertex count.
-fn clip_polygon(
-    poly: &[Vec3],
-    out: &mut [Vec3; MAX_CLIP],
-    axis: usize,
-    sign: f32,
-    half: f32,
-) -> usize {
-    let count = poly.len();
+/// part of `poly` where `dist(p) <= 0` (a side plane's signed distance),
+/// returns its vertex count.
+#[inline(always)]
+fn clip_polygon(poly: &[Vec3], out: &mut [Vec3; MAX_CLIP], dist: impl Fn(Vec3) -> f32) -> usize {
+    let n = poly.len();
+    if n == 0 {
+        return 0;
+    }
     let mut n_out = 0;
-    for i in 0..count {
-        let p = poly[i];
-        let q = poly[(i + 1) % count];
-        let dp = sign * p[axis] - half;
-        let dq = sign * q[axis] - half;
+    // Edges (p, q) in order, the last one closing the polygon.
+    let d0 = dist(poly[0]);
+    let (mut p, mut dp) = (poly[0], d0);
+    for i in 0..n {
+        let (q, dq) = if i + 1 < n {
+            (poly[i + 1], dist(poly[i + 1]))
+        } else {
+            (poly[0], d0)
+        };
         if dp <= 0.0 && n_out < MAX_CLIP {
             out[n_out] = p;
             n_out += 1;
@@ -247,6 +328,7 @@ fn clip_polygon(
             out[n_out] = p + (q - p) * (dp / (dp - dq));
             n_out += 1;
         }
+        (p, dp) = (q, dq);
     }
     n_out
 }
@@ -262,23 +344,28 @@ fn reduce_to_four(pts: &[(Vec3, f32)], n: Vec3) -> [Option<usize>; MAX_POINTS] {
         }
         return chosen;
     }
-    let argmax = |score: &dyn Fn(usize) -> f32| {
+    // First index of the largest score.
+    fn argmax(n: usize, score: impl Fn(usize) -> f32) -> (f32, usize) {
         let mut best = (f32::NEG_INFINITY, 0);
-        for i in 0..pts.len() {
+        for i in 0..n {
             let s = score(i);
             if s > best.0 {
                 best = (s, i);
             }
         }
         best
-    };
-    let i0 = argmax(&|i| -pts[i].1).1;
+    }
+    let n_pts = pts.len();
+    let i0 = argmax(n_pts, |i| -pts[i].1).1;
     let p0 = pts[i0].0;
-    let i1 = argmax(&|i| (pts[i].0 - p0).length_squared()).1;
+    let i1 = argmax(n_pts, |i| (pts[i].0 - p0).length_squared()).1;
     let p1 = pts[i1].0;
-    let area = |i: usize| (p1 - p0).cross(pts[i].0 - p0).dot(n);
-    let (a2, i2) = argmax(&|i| area(i));
-    let (a3, i3) = argmax(&|i| -area(i));
+    let mut areas = [0.0f32; MAX_CLIP];
+    for (a, p) in areas.iter_mut().zip(pts) {
+        *a = (p1 - p0).cross(p.0 - p0).dot(n);
+    }
+    let (a2, i2) = argmax(n_pts, |i| areas[i]);
+    let (a3, i3) = argmax(n_pts, |i| -areas[i]);
     chosen[0] = Some(i0);
     chosen[1] = (i1 != i0).then_some(i1);
     chosen[2] = (a2 > 0.0).then_some(i2);

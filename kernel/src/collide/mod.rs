@@ -5,13 +5,15 @@
 //! more than `max_separation` (the speculative contact distance) are omitted.
 
 mod box_box;
+pub(crate) mod box_box_sat;
 mod capsule;
 mod sphere;
 
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
 
-pub(crate) use box_box::collide_box_box;
+pub(crate) use box_box::{box_box_contact, collide_box_box};
+
 pub(crate) use capsule::{collide_capsule_box, collide_capsule_capsule};
 pub(crate) use sphere::{collide_sphere_box, collide_sphere_capsule, collide_sphere_sphere};
 
@@ -25,6 +27,18 @@ pub(crate) struct ContactPoints {
     pub count: usize,
     pub on_a: [Vec3; MAX_POINTS],
     pub on_b: [Vec3; MAX_POINTS],
+    /// The same points in each shape's own frame, with their separations,
+    /// where the pair function had them at hand (box faces): the narrow
+    /// phase then skips turning world points back into local ones.
+    pub local: Option<LocalPoints>,
+}
+
+/// Points of a [`ContactPoints`] in the frames of shape A and shape B.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LocalPoints {
+    pub on_a: [Vec3; MAX_POINTS],
+    pub on_b: [Vec3; MAX_POINTS],
+    pub separation: [f32; MAX_POINTS],
 }
 
 impl ContactPoints {
@@ -34,6 +48,7 @@ impl ContactPoints {
             count: 0,
             on_a: [Vec3::ZERO; MAX_POINTS],
             on_b: [Vec3::ZERO; MAX_POINTS],
+            local: None,
         }
     }
 
@@ -53,6 +68,9 @@ impl ContactPoints {
     pub fn flipped(mut self) -> Self {
         self.normal = -self.normal;
         core::mem::swap(&mut self.on_a, &mut self.on_b);
+        if let Some(l) = &mut self.local {
+            core::mem::swap(&mut l.on_a, &mut l.on_b);
+        }
         self
     }
 }
