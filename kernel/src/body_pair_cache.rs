@@ -112,6 +112,9 @@ pub(crate) struct PairPoses {
     pub pos_b: Vec3,
     pub rot_b: Quat,
     pub generation: [u32; 2],
+    /// B's pose in A's frame, when the cache is on (read with
+    /// `relative: true`).
+    pub relative: RelativePose,
 }
 
 impl PairPoses {
@@ -122,25 +125,31 @@ impl PairPoses {
         pos_b: Vec3::ZERO,
         rot_b: Quat::IDENTITY,
         generation: [0; 2],
+        relative: RelativePose {
+            position: Vec3::ZERO,
+            rotation: Quat::IDENTITY,
+        },
     };
 
+    /// Both bodies' poses; with `relative`, also B's pose in A's frame and
+    /// the slots' generations (what the cache compares).
     #[inline]
-    pub fn read(bodies: &Bodies, pair: BodyPair) -> Self {
+    pub fn read(bodies: &Bodies, pair: BodyPair, relative: bool) -> Self {
         let (ia, ib) = (pair.a as usize, pair.b as usize);
         let rot_a = bodies.rot(ia);
-        Self {
+        let mut p = Self {
             pos_a: bodies.pos(ia),
             rot_a,
             inv_rot_a: rot_a.conjugate(),
             pos_b: bodies.pos(ib),
             rot_b: bodies.rot(ib),
-            generation: [bodies.slots.generation(ia), bodies.slots.generation(ib)],
+            ..Self::ZERO
+        };
+        if relative {
+            p.relative = RelativePose::of(p.pos_a, p.inv_rot_a, p.pos_b, p.rot_b);
+            p.generation = [bodies.slots.generation(ia), bodies.slots.generation(ib)];
         }
-    }
-
-    #[inline]
-    pub fn relative(&self) -> RelativePose {
-        RelativePose::of(self.pos_a, self.inv_rot_a, self.pos_b, self.rot_b)
+        p
     }
 }
 
@@ -173,7 +182,7 @@ pub(crate) fn refresh(
     tol: &PairCacheTolerance,
     sensor: bool,
 ) -> bool {
-    let relative = poses.relative();
+    let relative = poses.relative;
     if slot.generation != poses.generation || !relative.near(&slot.pose, tol) {
         return false;
     }

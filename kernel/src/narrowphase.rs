@@ -157,7 +157,7 @@ impl NarrowPhase {
             let mut waiting: Option<(BoxPairs, [(u8, PairPoses); BUNDLE])> = None;
             let cached = cache.is_some();
             for (k, &pair) in pairs.iter().enumerate() {
-                let poses = PairPoses::read(bodies, pair);
+                let poses = PairPoses::read(bodies, pair, cached);
                 while j < previous_pairs.len() && previous_pairs[j] < pair {
                     j += 1;
                 }
@@ -338,7 +338,7 @@ fn new_slot(
 ) -> PairSlot {
     let mut slot = PairSlot::EMPTY;
     if cached {
-        slot.pose = poses.relative();
+        slot.pose = poses.relative;
         slot.generation = poses.generation;
     }
     let Some(c) = contact else {

@@ -2,8 +2,10 @@
 //! either face clipping (reference face vs incident face, Sutherland–Hodgman)
 //! or the closest points of two edges.
 
+use super::box_box_sat::{sat, Verdict};
 use super::{ContactPoints, LocalPoints, MAX_POINTS};
 use crate::math::{closest_segment_params, Mat3, Quat, Vec3};
+use archipelago_simd::V3;
 
 /// A face axis of B must beat A's best face by this much (m) to become the
 /// reference, and an edge axis must beat the best face by [`EDGE_TOLERANCE`];
@@ -59,11 +61,11 @@ pub(crate) fn collide_box_box(
     let a = Obb::new(pa, qa, ha);
     let b = Obb::new(pb, qb, hb);
     let d = b.c - a.c;
-    let feature = separating_axes(&a, &b, d, max_separation)?;
+    let feature = separating_axes(&a, &b, max_separation)?;
     contact(&a, &b, feature, d, max_separation)
 }
 
-/// The separating-axis test alone (the twin of `box_box_sat.rs`'s).
+/// The separating-axis test alone, as `collide_box_box` runs it.
 #[cfg(test)]
 pub(crate) fn sat_scalar(
     pa: Vec3,
@@ -75,7 +77,7 @@ pub(crate) fn sat_scalar(
     max_separation: f32,
 ) -> Option<Feature> {
     let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
-    separating_axes(&a, &b, b.c - a.c, max_separation)
+    separating_axes(&a, &b, max_separation)
 }
 
 /// The contact of a pair the separating-axis test found touching by
@@ -113,78 +115,26 @@ fn contact(
 }
 
 /// Gottschalk's 15 axes; `None` when one separates the boxes by more than
-/// `max_separation`, else the feature the contact is built from.
-fn separating_axes(a: &Obb, b: &Obb, d: Vec3, max_separation: f32) -> Option<Feature> {
-    // Gottschalk's OBB test: B's axes in A's frame (`r[i][j] = a_i · b_j`)
-    // and the centre offset in both frames, computed once; every one of the
-    // 15 axes then reads its projected radii from these.
-    let mut r = [[0.0f32; 3]; 3];
-    let mut abs_r = [[0.0f32; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            r[i][j] = a.u[i].dot(b.u[j]);
-            abs_r[i][j] = r[i][j].abs();
-        }
+/// `max_separation`, else the feature the contact is built from. This is
+/// the `f32` instantiation of the wide test (`box_box_sat.rs`): one source,
+/// so a pair gets the same verdict on either path. It tests every axis
+/// (no early exit); the narrow phase sends its box pairs through the wide
+/// test and comes here only for a job's last few.
+fn separating_axes(a: &Obb, b: &Obb, max_separation: f32) -> Option<Feature> {
+    let v = |p: Vec3| V3::new(p.x, p.y, p.z);
+    let s = sat(
+        v(a.c),
+        a.u.map(v),
+        a.h,
+        v(b.c),
+        b.u.map(v),
+        b.h,
+        max_separation,
+    );
+    match Verdict::choose(s.separated, s.best_a, s.best_b, s.best_edge) {
+        Verdict::Separated => None,
+        Verdict::Touching(f) => Some(f),
     }
-    let ta = [d.dot(a.u[0]), d.dot(a.u[1]), d.dot(a.u[2])];
-
-    let mut best_a = (f32::NEG_INFINITY, 0);
-    for i in 0..3 {
-        let rb = b.h[0] * abs_r[i][0] + b.h[1] * abs_r[i][1] + b.h[2] * abs_r[i][2];
-        let s = ta[i].abs() - a.h[i] - rb;
-        if s > max_separation {
-            return None;
-        }
-        if s > best_a.0 {
-            best_a = (s, i);
-        }
-    }
-    let mut best_b = (f32::NEG_INFINITY, 0);
-    for (j, (&bu, &bh)) in b.u.iter().zip(&b.h).enumerate() {
-        let ra = a.h[0] * abs_r[0][j] + a.h[1] * abs_r[1][j] + a.h[2] * abs_r[2][j];
-        let s = d.dot(bu).abs() - ra - bh;
-        if s > max_separation {
-            return None;
-        }
-        if s > best_b.0 {
-            best_b = (s, j);
-        }
-    }
-    // Edge axes a_i × b_j, unnormalised: with (i, i1, i2) and (j, j1, j2)
-    // cyclic, d·l = ta[i2] r[i1][j] - ta[i1] r[i2][j] and the radii are two
-    // products each; the separation is divided by |l| once at the end.
-    let mut best_edge = (f32::NEG_INFINITY, 0, 0);
-    for i in 0..3 {
-        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
-        for j in 0..3 {
-            let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
-            let len = a.u[i].cross(b.u[j]).length();
-            if len < MIN_EDGE_AXIS {
-                continue;
-            }
-            let dl = ta[i2] * r[i1][j] - ta[i1] * r[i2][j];
-            let ra = a.h[i1] * abs_r[i2][j] + a.h[i2] * abs_r[i1][j];
-            let rb = b.h[j1] * abs_r[i][j2] + b.h[j2] * abs_r[i][j1];
-            let s = (dl.abs() - ra - rb) / len;
-            if s > max_separation {
-                return None;
-            }
-            if s > best_edge.0 {
-                best_edge = (s, i, j);
-            }
-        }
-    }
-
-    let (face_sep, mut feature) = if best_b.0 > best_a.0 + FACE_B_TOLERANCE {
-        (best_b.0, Feature::FaceB(best_b.1))
-    } else {
-        (best_a.0, Feature::FaceA(best_a.1))
-    };
-    if best_edge.0 > face_sep + EDGE_TOLERANCE {
-        let (_, i, j) = best_edge;
-        feature = Feature::Edge(i, j);
-    }
-    Some(feature)
 }
 
 /// Reference face `k` of box `r`, incident face on box `inc`; `d` is the
