@@ -17,9 +17,7 @@ use crate::body_pair_cache::{
 };
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{BoxPairs, Verdict};
-use crate::collide::{
-    box_box_contact, collide, collide_box_box, ContactPoints, Placed, MAX_POINTS,
-};
+use crate::collide::{collide, collide_box_box, ContactPoints, Placed, MAX_POINTS};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::{rotate, Vec3};
@@ -305,23 +303,18 @@ fn collide_boxes(
     for (lane, (k, p)) in waiting[..n].iter().enumerate() {
         let k = *k as usize;
         let pair = pairs[k];
-        let (ha, hb) = lanes.half_extents(lane);
-        let c = match &sat {
-            Some(sat) => match Verdict::of_lane(sat, lane) {
-                Verdict::Separated => None,
-                Verdict::Touching(f) => box_box_contact(
-                    f,
-                    p.pos_a,
-                    p.rot_a,
-                    ha,
-                    p.pos_b,
-                    p.rot_b,
-                    hb,
-                    max_separation,
-                ),
-            },
-            None => collide_box_box(p.pos_a, p.rot_a, ha, p.pos_b, p.rot_b, hb, max_separation),
+        // The wide test's verdict, or none yet (the pair's own test runs).
+        let feature = match sat.as_ref().map(|sat| Verdict::of_lane(sat, lane)) {
+            Some(Verdict::Separated) => {
+                slots[k] = new_slot(pair, p, is_sensor(bodies, pair), None, cached);
+                continue;
+            }
+            Some(Verdict::Touching(f)) => Some(f),
+            None => None,
         };
+        let (ha, hb) = lanes.half_extents(lane);
+        let (pa, qa, pb, qb) = (p.pos_a, p.rot_a, p.pos_b, p.rot_b);
+        let c = collide_box_box(feature, pa, qa, ha, pb, qb, hb, max_separation);
         slots[k] = new_slot(pair, p, is_sensor(bodies, pair), c, cached);
     }
     lanes.len = 0;

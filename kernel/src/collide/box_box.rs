@@ -48,43 +48,12 @@ pub(crate) enum Feature {
     Edge(usize, usize),
 }
 
-/// Box A (centre, rotation, half extents) against box B.
-pub(crate) fn collide_box_box(
-    pa: Vec3,
-    qa: Quat,
-    ha: Vec3,
-    pb: Vec3,
-    qb: Quat,
-    hb: Vec3,
-    max_separation: f32,
-) -> Option<ContactPoints> {
-    let a = Obb::new(pa, qa, ha);
-    let b = Obb::new(pb, qb, hb);
-    let d = b.c - a.c;
-    let feature = separating_axes(&a, &b, max_separation)?;
-    contact(&a, &b, feature, d, max_separation)
-}
-
-/// The separating-axis test alone, as `collide_box_box` runs it.
-#[cfg(test)]
-pub(crate) fn sat_scalar(
-    pa: Vec3,
-    qa: Quat,
-    ha: Vec3,
-    pb: Vec3,
-    qb: Quat,
-    hb: Vec3,
-    max_separation: f32,
-) -> Option<Feature> {
-    let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
-    separating_axes(&a, &b, max_separation)
-}
-
-/// The contact of a pair the separating-axis test found touching by
-/// `feature`.
+/// Box A (centre, rotation, half extents) against box B. `feature` is
+/// what the separating-axis test found touching where it already ran
+/// elsewhere (the narrow phase's wide test); `None` runs it here.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn box_box_contact(
-    feature: Feature,
+pub(crate) fn collide_box_box(
+    feature: Option<Feature>,
     pa: Vec3,
     qa: Quat,
     ha: Vec3,
@@ -94,6 +63,10 @@ pub(crate) fn box_box_contact(
     max_separation: f32,
 ) -> Option<ContactPoints> {
     let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
+    let feature = match feature {
+        Some(f) => f,
+        None => separating_axes(&a, &b, max_separation)?,
+    };
     contact(&a, &b, feature, b.c - a.c, max_separation)
 }
 
@@ -351,6 +324,7 @@ mod tests {
     #[test]
     fn cube_resting_on_floor_gets_four_points() {
         let c = collide_box_box(
+            None,
             Vec3::new(0.0, -1.0, 0.0),
             Quat::IDENTITY,
             Vec3::new(50.0, 1.0, 50.0),
@@ -372,6 +346,7 @@ mod tests {
     fn offset_stacked_cubes_clip_to_the_overlap() {
         // pyramid layout: upper cube offset by half a cube in x and z
         let c = collide_box_box(
+            None,
             Vec3::new(0.0, 1.0, 0.0),
             Quat::IDENTITY,
             Vec3::ONE,
@@ -393,6 +368,7 @@ mod tests {
     #[test]
     fn separated_beyond_speculative_distance_is_none() {
         assert!(collide_box_box(
+            None,
             Vec3::ZERO,
             Quat::IDENTITY,
             Vec3::ONE,
@@ -403,6 +379,7 @@ mod tests {
         )
         .is_none());
         let c = collide_box_box(
+            None,
             Vec3::ZERO,
             Quat::IDENTITY,
             Vec3::ONE,
@@ -422,6 +399,7 @@ mod tests {
         let qa = Quat::from_rotation_z(core::f32::consts::FRAC_PI_4);
         let s2 = 2f32.sqrt();
         let c = collide_box_box(
+            None,
             Vec3::ZERO,
             qa,
             Vec3::ONE,
