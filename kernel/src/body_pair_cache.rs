@@ -22,6 +22,7 @@
 
 use crate::body::Bodies;
 use crate::broadphase::BodyPair;
+use crate::collide::MAX_POINTS;
 use crate::math::{quat_mul, rotate, Quat, Vec3};
 use crate::narrowphase::Manifold;
 
@@ -76,12 +77,61 @@ impl RelativePose {
     }
 }
 
+/// A manifold as a pair's slot keeps it: a [`Manifold`] without its pair
+/// (the slot's place says it) and without impulses (warm starting fills
+/// them after compaction), so the slots the cache streams through every
+/// step are smaller.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SlotManifold {
+    /// World-space normal from A to B.
+    pub normal: Vec3,
+    pub count: u32,
+    pub sensor: bool,
+    pub local_a: [Vec3; MAX_POINTS],
+    pub local_b: [Vec3; MAX_POINTS],
+    pub separation: [f32; MAX_POINTS],
+}
+
+impl SlotManifold {
+    pub const EMPTY: SlotManifold = SlotManifold {
+        normal: Vec3::ZERO,
+        count: 0,
+        sensor: false,
+        local_a: [Vec3::ZERO; MAX_POINTS],
+        local_b: [Vec3::ZERO; MAX_POINTS],
+        separation: [0.0; MAX_POINTS],
+    };
+
+    /// The solver's manifold of `pair`, impulses zero.
+    #[inline]
+    pub fn manifold_of(&self, pair: BodyPair) -> Manifold {
+        Manifold {
+            pair,
+            normal: self.normal,
+            count: self.count,
+            local_a: self.local_a,
+            local_b: self.local_b,
+            separation: self.separation,
+            sensor: self.sensor,
+            ..Manifold::EMPTY
+        }
+    }
+
+    /// The smallest separation of its points.
+    pub fn deepest(&self) -> f32 {
+        self.separation[..self.count as usize]
+            .iter()
+            .copied()
+            .fold(f32::INFINITY, f32::min)
+    }
+}
+
 /// One candidate pair's collision result as the next step's cache reads it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PairSlot {
     /// The manifold found (count 0: the shapes did not touch), points in
     /// each body's frame.
-    pub manifold: Manifold,
+    pub manifold: SlotManifold,
     /// The relative pose the shapes were collided at.
     pub pose: RelativePose,
     /// The manifold's normal in A's frame.
@@ -93,7 +143,7 @@ pub(crate) struct PairSlot {
 
 impl PairSlot {
     pub const EMPTY: PairSlot = PairSlot {
-        manifold: Manifold::EMPTY,
+        manifold: SlotManifold::EMPTY,
         pose: RelativePose {
             position: Vec3::ZERO,
             rotation: Quat::IDENTITY,

@@ -13,7 +13,7 @@
 
 use crate::body::Bodies;
 use crate::body_pair_cache::{
-    rebuild_from_cache, refresh, PairCacheTolerance, PairPoses, PairSlot,
+    rebuild_from_cache, refresh, PairCacheTolerance, PairPoses, PairSlot, SlotManifold,
 };
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{BoxPairs, Verdict};
@@ -69,13 +69,6 @@ impl Manifold {
         friction_impulse: [0.0; 3],
         sensor: false,
     };
-
-    fn deepest(&self) -> f32 {
-        self.separation[..self.count as usize]
-            .iter()
-            .copied()
-            .fold(f32::INFINITY, f32::min)
-    }
 }
 
 /// Preallocated narrow-phase buffers.
@@ -198,14 +191,14 @@ impl NarrowPhase {
                     rot: poses.rot_b,
                 };
                 let c = collide(&a, &b, max_separation);
-                chunk[k] = new_slot(pair, &poses, is_sensor(bodies, pair), c, cached);
+                chunk[k] = new_slot(&poses, is_sensor(bodies, pair), c, cached);
             }
             if let Some((lanes, entries)) = &mut waiting {
                 collide_boxes(lanes, entries, chunk, pairs, bodies, max_separation, cached);
             }
             hits
         });
-        let mut stats = self.compact(ctx, pairs.len());
+        let mut stats = self.compact(ctx, pairs);
         stats.cache_hits = hits;
         stats.cache_misses = pairs.len() as u32 - hits;
         if cache.is_some() {
@@ -221,7 +214,8 @@ impl NarrowPhase {
     /// Gathers the touching slots into `manifolds`, in pair order: each
     /// chunk counts its touching slots, a prefix sum gives each chunk its
     /// output range, and the chunks copy in parallel.
-    fn compact(&mut self, ctx: &StepCtx, n: usize) -> NarrowStats {
+    fn compact(&mut self, ctx: &StepCtx, pairs: &[BodyPair]) -> NarrowStats {
+        let n = pairs.len();
         let slots = &self.slots[..n];
         let chunks = n.div_ceil(COMPACT_CHUNK);
         self.chunk_start.clear();
@@ -246,11 +240,12 @@ impl NarrowPhase {
                     // SAFETY: the prefix sums give every chunk its own
                     // output range.
                     let dst = unsafe { out.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
-                    for (d, s) in dst
-                        .iter_mut()
-                        .zip(slots[range].iter().filter(|s| s.manifold.count > 0))
-                    {
-                        *d = s.manifold;
+                    let touching = slots[range.clone()]
+                        .iter()
+                        .zip(&pairs[range])
+                        .filter(|(s, _)| s.manifold.count > 0);
+                    for (d, (s, &pair)) in dst.iter_mut().zip(touching) {
+                        *d = s.manifold.manifold_of(pair);
                     }
                 }
             });
@@ -273,7 +268,9 @@ impl NarrowPhase {
         let kept = &mut self.depth_order[..keep];
         kept.sort_unstable_by_key(|&(_, k)| k);
         for &(_, k) in kept.iter() {
-            self.manifolds.push(self.slots[k as usize].manifold);
+            let k = k as usize;
+            self.manifolds
+                .push(self.slots[k].manifold.manifold_of(pairs[k]));
         }
         NarrowStats {
             dropped_manifolds: (touching - keep) as u32,
@@ -306,7 +303,7 @@ fn collide_boxes(
         // The wide test's verdict, or none yet (the pair's own test runs).
         let feature = match sat.as_ref().map(|sat| Verdict::of_lane(sat, lane)) {
             Some(Verdict::Separated) => {
-                slots[k] = new_slot(pair, p, is_sensor(bodies, pair), None, cached);
+                slots[k] = new_slot(p, is_sensor(bodies, pair), None, cached);
                 continue;
             }
             Some(Verdict::Touching(f)) => Some(f),
@@ -315,7 +312,7 @@ fn collide_boxes(
         let (ha, hb) = lanes.half_extents(lane);
         let (pa, qa, pb, qb) = (p.pos_a, p.rot_a, p.pos_b, p.rot_b);
         let c = collide_box_box(feature, pa, qa, ha, pb, qb, hb, max_separation);
-        slots[k] = new_slot(pair, p, is_sensor(bodies, pair), c, cached);
+        slots[k] = new_slot(p, is_sensor(bodies, pair), c, cached);
     }
     lanes.len = 0;
 }
@@ -323,7 +320,6 @@ fn collide_boxes(
 /// A pair's slot from its collision result (with the pose it was found
 /// at when the body-pair cache will read it).
 fn new_slot(
-    pair: BodyPair,
     poses: &PairPoses,
     sensor: bool,
     contact: Option<ContactPoints>,
@@ -339,12 +335,11 @@ fn new_slot(
     };
     slot.normal_a = rotate(poses.inv_rot_a, c.normal);
     let m = &mut slot.manifold;
-    *m = Manifold {
-        pair,
+    *m = SlotManifold {
         normal: c.normal,
         count: c.count as u32,
         sensor,
-        ..Manifold::EMPTY
+        ..SlotManifold::EMPTY
     };
     if let Some(l) = &c.local {
         m.local_a = l.on_a;
