@@ -86,14 +86,35 @@ pub(crate) trait RecordLanes: Lane {
     );
 }
 
+/// Record `i` as its 8 floats (bounds checked).
+///
+/// # Safety
+/// No other thread writes record `i` during the call.
+#[inline(always)]
+unsafe fn read_record<T: Record>(records: &Disjoint<T>, i: usize) -> [f32; 8] {
+    assert!(i < records.len());
+    // SAFETY: record `i` is in bounds and 8 floats (`Record`); no
+    // concurrent writer (caller).
+    unsafe { *(records.as_mut_ptr().add(i) as *const [f32; 8]) }
+}
+
+/// Writes record `i` as 8 floats (bounds checked).
+///
+/// # Safety
+/// No other thread reads or writes record `i` during the call.
+#[inline(always)]
+unsafe fn write_record<T: Record>(records: &Disjoint<T>, i: usize, r: [f32; 8]) {
+    assert!(i < records.len());
+    // SAFETY: record `i` is in bounds and 8 floats (`Record`); exclusive
+    // access to it (caller).
+    unsafe { *(records.as_mut_ptr().add(i) as *mut [f32; 8]) = r };
+}
+
 impl RecordLanes for One {
     #[inline(always)]
     unsafe fn load_records<T: Record>(self, records: &Disjoint<T>, idx: &[u32; LANES]) -> [f32; 8] {
-        let i = idx[self.0] as usize;
-        assert!(i < records.len());
-        // SAFETY: record `i` is in bounds and 8 floats (`Record`); no
-        // concurrent writer (caller).
-        unsafe { *(records.as_mut_ptr().add(i) as *const [f32; 8]) }
+        // SAFETY: no concurrent writer of the record (caller).
+        unsafe { read_record(records, idx[self.0] as usize) }
     }
 
     #[inline(always)]
@@ -105,10 +126,8 @@ impl RecordLanes for One {
         c: [f32; 8],
     ) {
         if inv_mass[self.0] > 0.0 {
-            let i = idx[self.0] as usize;
-            assert!(i < records.len());
-            // SAFETY: as above; exclusive access to record `i` (caller).
-            unsafe { *(records.as_mut_ptr().add(i) as *mut [f32; 8]) = c };
+            // SAFETY: exclusive access to the record (caller).
+            unsafe { write_record(records, idx[self.0] as usize, c) };
         }
     }
 }
@@ -124,10 +143,8 @@ impl RecordLanes for Wide {
     ) -> [F32x16; 8] {
         let mut c = [[0f32; LANES]; 8];
         for (l, &i) in idx.iter().enumerate() {
-            assert!((i as usize) < records.len());
-            // SAFETY: record `i` is in bounds and 8 floats (`Record`); no
-            // concurrent writer (caller).
-            let r = unsafe { *(records.as_mut_ptr().add(i as usize) as *const [f32; 8]) };
+            // SAFETY: no concurrent writer of the record (caller).
+            let r = unsafe { read_record(records, i as usize) };
             for (k, v) in r.into_iter().enumerate() {
                 c[k][l] = v;
             }
@@ -146,11 +163,9 @@ impl RecordLanes for Wide {
         let c = c.map(|v| v.to_array());
         for (l, &i) in idx.iter().enumerate() {
             if inv_mass[l] > 0.0 {
-                assert!((i as usize) < records.len());
                 let r: [f32; 8] = core::array::from_fn(|k| c[k][l]);
-                // SAFETY: record `i` is in bounds and 8 floats (`Record`);
-                // exclusive access to it (caller).
-                unsafe { *(records.as_mut_ptr().add(i as usize) as *mut [f32; 8]) = r };
+                // SAFETY: exclusive access to the record (caller).
+                unsafe { write_record(records, i as usize, r) };
             }
         }
     }
