@@ -203,28 +203,14 @@ impl PairPoses {
     }
 }
 
-/// `cached` (this pair's slot of the last step) moved to this step's poses,
-/// or `None` when the bodies changed or moved too far relative to each
-/// other since it was collided.
+/// Moves `slot` (this pair's result of the last step) to this step's
+/// poses; `false` (and `slot` left as it was) when the bodies changed or
+/// moved too far relative to each other since it was collided.
 ///
 /// A point's separation is measured in A's frame, where the normal `n` and
 /// A's point `a` are the cached ones and B's point is carried by the
 /// relative pose `(p, q)`: `(p + q·b - a)·n = p·n + b·(q⁻¹·n) - a·n`, two
 /// rotations per manifold and two dot products per point.
-#[inline]
-pub(crate) fn rebuild_from_cache(
-    cached: &PairSlot,
-    poses: &PairPoses,
-    tol: &PairCacheTolerance,
-    sensor: bool,
-) -> Option<PairSlot> {
-    let mut slot = *cached;
-    refresh(&mut slot, poses, tol, sensor).then_some(slot)
-}
-
-/// [`rebuild_from_cache`] in place: `slot` holds the pair's slot of the
-/// last step and is moved to this step's poses; `false` (and `slot` left
-/// as it was) when the cache cannot serve the pair.
 #[inline]
 pub(crate) fn refresh(
     slot: &mut PairSlot,

@@ -12,9 +12,7 @@
 //! cache.
 
 use crate::body::Bodies;
-use crate::body_pair_cache::{
-    rebuild_from_cache, refresh, PairCacheTolerance, PairPoses, PairSlot, SlotManifold,
-};
+use crate::body_pair_cache::{refresh, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{BoxPairs, Verdict};
 use crate::collide::{collide, collide_box_box, ContactPoints, Placed, MAX_POINTS};
@@ -152,20 +150,20 @@ impl NarrowPhase {
                 while j < previous_pairs.len() && previous_pairs[j] < pair {
                     j += 1;
                 }
-                if let (true, Some(tol)) = (in_place, &cache) {
-                    if refresh(&mut chunk[k], &poses, tol, is_sensor(bodies, pair)) {
+                if let Some(tol) = &cache {
+                    // The slot holds the pair's last result (in place), or
+                    // gets it from the last step's slots.
+                    let found = if in_place {
+                        true
+                    } else if j < previous_pairs.len() && previous_pairs[j] == pair {
+                        chunk[k] = previous_slots[j];
+                        true
+                    } else {
+                        false
+                    };
+                    if found && refresh(&mut chunk[k], &poses, tol, is_sensor(bodies, pair)) {
                         hits += 1;
                         continue;
-                    }
-                } else if let Some(tol) = &cache {
-                    if j < previous_pairs.len() && previous_pairs[j] == pair {
-                        let sensor = is_sensor(bodies, pair);
-                        if let Some(s) = rebuild_from_cache(&previous_slots[j], &poses, tol, sensor)
-                        {
-                            chunk[k] = s;
-                            hits += 1;
-                            continue;
-                        }
                     }
                 }
                 let (sa, sb) = (bodies.shape[pair.a as usize], bodies.shape[pair.b as usize]);
