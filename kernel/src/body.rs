@@ -340,6 +340,9 @@ pub(crate) struct Bodies {
     pub user_data: Column<u64>,
     pub object_layer: Column<u8>,
     pub shape: Vec<Shape>,
+    /// The shape's [bounding radius](Shape::bounding_radius) (m), kept
+    /// beside it for the narrow phase's first test of every pair.
+    pub bounding_radius: Vec<f32>,
     /// Slots of added bodies, and each slot's place in it.
     pub added: Vec<u32>,
     pub added_pos: Vec<u32>,
@@ -390,6 +393,7 @@ impl Bodies {
             user_data: Column::new(capacity, 0),
             object_layer: Column::new(capacity, 0),
             shape: vec![PLACEHOLDER_SHAPE; capacity],
+            bounding_radius: vec![0.0; capacity],
             added: Vec::with_capacity(capacity),
             added_pos: vec![NOT_LISTED; capacity],
             active: Vec::with_capacity(capacity),
@@ -536,6 +540,7 @@ impl Bodies {
         self.object_layer[i] = s.object_layer;
         self.gravity_factor[i] = s.gravity_factor;
         self.shape[i] = s.shape;
+        self.bounding_radius[i] = s.shape.bounding_radius();
         self.gravity_scale[i] = 0.0;
         self.move_scale[i] = 0.0;
         self.update_world_inertia(i);
@@ -630,6 +635,7 @@ impl Bodies {
         self.sleep_timer.clear(i);
         self.sleep_spheres.clear(i);
         self.shape[i] = PLACEHOLDER_SHAPE;
+        self.bounding_radius[i] = 0.0;
     }
 }
 

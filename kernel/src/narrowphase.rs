@@ -12,19 +12,20 @@
 //! cache.
 
 use crate::body::Bodies;
-use crate::body_pair_cache::{refresh, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
+use crate::body_pair_cache::{carry, Apart, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
 use crate::broadphase::BodyPair;
-use crate::collide::box_box_sat::{BoxPairs, Verdict};
-use crate::collide::{collide, collide_box_box, ContactPoints, Placed, MAX_POINTS};
+use crate::collide::box_box_sat::{sat_of_pair, BoxPairs, Verdict};
+use crate::collide::{collide, collide_box_box, ContactPoints, Placed, Points, MAX_POINTS};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::{rotate, Vec3};
 use crate::shape::Shape;
 use archipelago_simd::BUNDLE;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 /// Candidate pairs per narrow-phase job: ~64 box–box tests are tens of
 /// microseconds, long enough to hide the claim, short enough to balance.
-const PAIRS_PER_JOB: usize = 32;
+const PAIRS_PER_JOB: usize = 64;
 /// A job's box–box pairs to collide are tested 16 lanes wide when there
 /// are at least this many (fewer would leave most lanes idle; both paths
 /// give the same verdicts).
@@ -91,8 +92,10 @@ pub(crate) struct NarrowStats {
     pub dropped_manifolds: u32,
     /// Pairs whose manifold the body-pair cache rebuilt.
     pub cache_hits: u32,
-    /// Pairs collided (all of them while the cache is off).
+    /// Pairs collided (all the others while the cache is off).
     pub cache_misses: u32,
+    /// Pairs whose bounding spheres were apart (see [`bounds_apart`]).
+    pub apart_by_bounds: u32,
 }
 
 impl NarrowPhase {
@@ -137,31 +140,42 @@ impl NarrowPhase {
             &self.previous_pairs[..]
         };
         let previous_slots = &self.previous_slots[..previous_pairs.len()];
+        // One add per job: a sum, the same whatever order jobs finish in.
+        let apart_by_bounds = AtomicU32::new(0);
         let hits = ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
             let pairs = &pairs[first..first + chunk.len()];
             let mut j = previous_pairs.partition_point(|p| *p < pairs[0]);
-            let mut hits = 0;
+            let (mut hits, mut apart) = (0, 0);
             // Box–box pairs to collide wait in lanes for the wide test
             // (set up on the job's first such pair: a settled job has none).
             let mut waiting: Option<(BoxPairs, [(u8, PairPoses); BUNDLE])> = None;
             let cached = cache.is_some();
             for (k, &pair) in pairs.iter().enumerate() {
-                let poses = PairPoses::read(bodies, pair, cached);
-                while j < previous_pairs.len() && previous_pairs[j] < pair {
-                    j += 1;
+                if bounds_apart(bodies, pair, max_separation) {
+                    chunk[k].not_collided();
+                    apart += 1;
+                    continue;
                 }
+                let poses = PairPoses::read(bodies, pair, cached);
                 if let Some(tol) = &cache {
-                    // The slot holds the pair's last result (in place), or
-                    // gets it from the last step's slots.
-                    let found = if in_place {
-                        true
-                    } else if j < previous_pairs.len() && previous_pairs[j] == pair {
-                        chunk[k] = previous_slots[j];
-                        true
+                    // The slot holds the pair's last record (in place), or
+                    // takes it over from the last step's slots on a hit.
+                    let hit = if in_place {
+                        chunk[k].serves(&poses, tol)
                     } else {
-                        false
+                        while j < previous_pairs.len() && previous_pairs[j] < pair {
+                            j += 1;
+                        }
+                        let found = j < previous_pairs.len()
+                            && previous_pairs[j] == pair
+                            && previous_slots[j].serves(&poses, tol);
+                        if found {
+                            chunk[k].copy_from(&previous_slots[j]);
+                        }
+                        found
                     };
-                    if found && refresh(&mut chunk[k], &poses, tol, is_sensor(bodies, pair)) {
+                    if hit {
+                        carry(&mut chunk[k], &poses, is_sensor(bodies, pair));
                         hits += 1;
                         continue;
                     }
@@ -189,16 +203,19 @@ impl NarrowPhase {
                     rot: poses.rot_b,
                 };
                 let c = collide(&a, &b, max_separation);
-                chunk[k] = new_slot(&poses, is_sensor(bodies, pair), c, cached);
+                let sensor = is_sensor(bodies, pair);
+                record(&mut chunk[k], &poses, sensor, c, Apart::UNKNOWN, cached);
             }
             if let Some((lanes, entries)) = &mut waiting {
                 collide_boxes(lanes, entries, chunk, pairs, bodies, max_separation, cached);
             }
+            apart_by_bounds.fetch_add(apart, Ordering::Relaxed);
             hits
         });
         let mut stats = self.compact(ctx, pairs);
         stats.cache_hits = hits;
-        stats.cache_misses = pairs.len() as u32 - hits;
+        stats.apart_by_bounds = apart_by_bounds.into_inner();
+        stats.cache_misses = pairs.len() as u32 - hits - stats.apart_by_bounds;
         if cache.is_some() {
             core::mem::swap(&mut self.slots, &mut self.previous_slots);
             if !in_place {
@@ -277,6 +294,19 @@ impl NarrowPhase {
     }
 }
 
+/// The pair's bounding spheres are more than `max_separation` apart, so
+/// its shapes are too: no pair function would report a contact (each omits
+/// points farther apart than that), and the pair needs neither a collision
+/// nor the cache. Rotated boxes have loose bounding boxes, so a good part
+/// of the broad phase's pairs of tumbling boxes end here (rain).
+#[inline]
+fn bounds_apart(bodies: &Bodies, pair: BodyPair, max_separation: f32) -> bool {
+    let (a, b) = (pair.a as usize, pair.b as usize);
+    let d = bodies.pos(b) - bodies.pos(a);
+    let reach = bodies.bounding_radius[a] + bodies.bounding_radius[b] + max_separation;
+    d.length_squared() > reach * reach
+}
+
 fn is_sensor(bodies: &Bodies, pair: BodyPair) -> bool {
     bodies.is_sensor(pair.a as usize) || bodies.is_sensor(pair.b as usize)
 }
@@ -294,42 +324,58 @@ fn collide_boxes(
     cached: bool,
 ) {
     let n = lanes.len;
-    let sat = (n >= MIN_WIDE_BOX_PAIRS).then(|| lanes.test(max_separation));
+    let wide = (n >= MIN_WIDE_BOX_PAIRS).then(|| lanes.test(max_separation));
     for (lane, (k, p)) in waiting[..n].iter().enumerate() {
         let k = *k as usize;
-        let pair = pairs[k];
-        // The wide test's verdict, or none yet (the pair's own test runs).
-        let feature = match sat.as_ref().map(|sat| Verdict::of_lane(sat, lane)) {
-            Some(Verdict::Separated) => {
-                slots[k] = new_slot(p, is_sensor(bodies, pair), None, cached);
-                continue;
-            }
-            Some(Verdict::Touching(f)) => Some(f),
-            None => None,
-        };
         let (ha, hb) = lanes.half_extents(lane);
         let (pa, qa, pb, qb) = (p.pos_a, p.rot_a, p.pos_b, p.rot_b);
-        let c = collide_box_box(feature, pa, qa, ha, pb, qb, hb, max_separation);
-        slots[k] = new_slot(p, is_sensor(bodies, pair), c, cached);
+        let sat = match &wide {
+            Some(wide) => wide.lane(lane),
+            None => sat_of_pair(pa, qa, ha, pb, qb, hb, max_separation),
+        };
+        let sensor = is_sensor(bodies, pairs[k]);
+        match sat.verdict() {
+            Verdict::Separated => {
+                // (Only the cache reads how far apart.)
+                let apart = if cached {
+                    let (face_a, face_b) = sat.face_separations();
+                    let b_in_a = p.relative.position;
+                    Apart::of_boxes(face_a, face_b, max_separation, ha, hb, b_in_a)
+                } else {
+                    Apart::UNKNOWN
+                };
+                record(&mut slots[k], p, sensor, None, apart, cached);
+            }
+            Verdict::Touching(f) => {
+                let c = collide_box_box(Some(f), pa, qa, ha, pb, qb, hb, max_separation);
+                record(&mut slots[k], p, sensor, c, Apart::UNKNOWN, cached);
+            }
+        }
     }
     lanes.len = 0;
 }
 
-/// A pair's slot from its collision result (with the pose it was found
-/// at when the body-pair cache will read it).
-fn new_slot(
+/// Writes a pair's collision result into its slot, with what the body-pair
+/// cache will read (the pose it was found at, and for a pair that did not
+/// touch how far apart it was) when `cached`. A slot that did not touch
+/// keeps only its count (0); the rest of its manifold is never read.
+fn record(
+    slot: &mut PairSlot,
     poses: &PairPoses,
     sensor: bool,
     contact: Option<ContactPoints>,
+    apart: Apart,
     cached: bool,
-) -> PairSlot {
-    let mut slot = PairSlot::EMPTY;
+) {
+    slot.recorded = cached;
     if cached {
         slot.pose = poses.relative;
         slot.generation = poses.generation;
+        slot.apart = apart;
     }
     let Some(c) = contact else {
-        return slot;
+        slot.manifold.count = 0;
+        return;
     };
     slot.normal_a = rotate(poses.inv_rot_a, c.normal);
     let m = &mut slot.manifold;
@@ -339,17 +385,19 @@ fn new_slot(
         sensor,
         ..SlotManifold::EMPTY
     };
-    if let Some(l) = &c.local {
-        m.local_a = l.on_a;
-        m.local_b = l.on_b;
-        m.separation = l.separation;
-        return slot;
+    match &c.points {
+        Points::Local(l) => {
+            m.local_a = l.on_a;
+            m.local_b = l.on_b;
+            m.separation = l.separation;
+        }
+        Points::World { on_a, on_b } => {
+            let inv_b = poses.rot_b.conjugate();
+            for k in 0..c.count {
+                m.local_a[k] = rotate(poses.inv_rot_a, on_a[k] - poses.pos_a);
+                m.local_b[k] = rotate(inv_b, on_b[k] - poses.pos_b);
+                m.separation[k] = c.separation(k);
+            }
+        }
     }
-    let inv_b = poses.rot_b.conjugate();
-    for k in 0..c.count {
-        m.local_a[k] = rotate(poses.inv_rot_a, c.on_a[k] - poses.pos_a);
-        m.local_b[k] = rotate(inv_b, c.on_b[k] - poses.pos_b);
-        m.separation[k] = c.separation(k);
-    }
-    slot
 }

@@ -272,6 +272,7 @@ impl PhysicsSystem {
         stats.manifolds_dropped += narrow.dropped_manifolds;
         stats.body_pair_cache_hits += narrow.cache_hits;
         stats.body_pair_cache_misses += narrow.cache_misses;
+        stats.body_pairs_apart_by_bounds += narrow.apart_by_bounds;
         if search.dropped + maintained.dropped > 0 {
             stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
         }

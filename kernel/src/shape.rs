@@ -142,6 +142,19 @@ impl Shape {
         }
     }
 
+    /// Distance (m) from the centre to the farthest point of the shape: the
+    /// radius of the smallest sphere about the centre that holds it.
+    pub(crate) fn bounding_radius(&self) -> f32 {
+        match *self {
+            Shape::Sphere { radius } => radius,
+            Shape::Box { half_extents } => half_extents.length(),
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => half_height + radius,
+        }
+    }
+
     /// World-space bounding box `(min, max)` at a position and rotation.
     pub fn world_aabb(&self, pos: Vec3, rot: Quat) -> (Vec3, Vec3) {
         let ext = match *self {

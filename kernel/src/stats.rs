@@ -108,9 +108,13 @@ pub struct StepStats {
     /// Candidate pairs whose manifold the body-pair cache rebuilt
     /// ([`PhysicsSettings::use_body_pair_cache`](crate::PhysicsSettings::use_body_pair_cache)),
     /// and pairs whose shapes were collided; summed over collision steps.
-    /// Their sum is the pairs the narrow phase saw.
     pub body_pair_cache_hits: u32,
     pub body_pair_cache_misses: u32,
+    /// Candidate pairs whose bounding spheres were farther apart than the
+    /// speculative contact distance: neither collided nor looked up (their
+    /// bounding boxes overlap, which rotated boxes' do from afar). With the
+    /// two above, the pairs the narrow phase saw.
+    pub body_pairs_apart_by_bounds: u32,
     /// Points that started from last step's impulses.
     pub warm_started_points: u32,
     /// Manifolds involving a sensor (reported, not solved).

@@ -240,3 +240,59 @@ fn near_misses_are_cached_and_found_when_they_close_in() {
     assert_eq!(w.contacts().count(), 1);
     assert_eq!(w.position(a).unwrap(), Vec3::ZERO);
 }
+
+/// Beyond Jolt: a pair of boxes that did not touch stays out of the
+/// collision for as long as its recorded gap guarantees it is apart, however
+/// far it moves within that, and is collided again once it may touch.
+#[test]
+fn a_pair_that_was_apart_is_not_collided_until_it_may_touch() {
+    let mut w = world(settings(true));
+    // Both cubes turned 45° about y, face to face along the diagonal u:
+    // their bounding boxes overlap although the faces are 20 cm apart.
+    let q = Quat::from_rotation_y(core::f32::consts::FRAC_PI_4);
+    let u = Vec3::new(1.0, 0.0, 1.0).normalize();
+    let a = cube(&mut w, Vec3::ZERO);
+    let b = cube(&mut w, u * 1.2);
+    w.set_rotation(a, q).unwrap();
+    w.set_rotation(b, q).unwrap();
+    assert_eq!(step_counts(&mut w), (0, 1), "first sight: collided");
+    assert_eq!(w.contacts().count(), 0, "20 cm apart");
+    // 5 cm closer: far past Jolt's 1 mm, but the 18 cm of gap beyond the
+    // contact distance guarantees they are still apart.
+    w.set_position(b, u * 1.15).unwrap();
+    assert_eq!(
+        step_counts(&mut w),
+        (1, 0),
+        "still surely apart: from the cache"
+    );
+    // Turned 3° more (past Jolt's 2°) about u: B's farthest point (0.87 m
+    // out) swings by at most 4.5 cm, under the gap left.
+    let turned = Quat::from_axis_angle(u, 3f32.to_radians()) * q;
+    w.set_rotation(b, turned).unwrap();
+    assert_eq!(step_counts(&mut w), (1, 0), "turned, still surely apart");
+    // 1 cm apart, within the contact distance: collided, and a manifold.
+    w.set_rotation(b, q).unwrap();
+    w.set_position(b, u * 1.01).unwrap();
+    assert_eq!(step_counts(&mut w), (0, 1), "may touch: collided");
+    assert_eq!(w.contacts().count(), 1);
+    assert_eq!(w.position(a).unwrap(), Vec3::ZERO);
+}
+
+/// Boxes turned 45° have bounding boxes much larger than themselves: a pair
+/// whose bounding spheres are apart is neither collided nor looked up.
+#[test]
+fn bounding_spheres_apart_skip_the_pair() {
+    let mut w = world(settings(true));
+    let q = Quat::from_rotation_y(core::f32::consts::FRAC_PI_4);
+    for pos in [Vec3::ZERO, Vec3::new(1.3, 0.0, 1.3)] {
+        let id = cube(&mut w, pos);
+        w.set_rotation(id, q).unwrap();
+    }
+    // Centres 1.84 m apart, spheres of 0.866 m each plus 2 cm: apart. The
+    // bounding boxes (half width 0.707 m + 2 cm) overlap along x and z.
+    let s = w.update(DT, 1, pool()).unwrap();
+    assert_eq!(s.body_pairs, 1, "the broad phase reports the pair");
+    assert_eq!(s.body_pairs_apart_by_bounds, 1);
+    assert_eq!((s.body_pair_cache_hits, s.body_pair_cache_misses), (0, 0));
+    assert_eq!(w.contacts().count(), 0);
+}

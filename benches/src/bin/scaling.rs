@@ -161,9 +161,11 @@ fn phase_percentages(phases: &PhaseTimes) -> Vec<(&'static str, f64)> {
 struct Row {
     threads: usize,
     pair_cache: bool,
-    /// Body-pair cache hits and misses over the last run's timed steps.
+    /// Body-pair cache hits and misses over the last run's timed steps, and
+    /// pairs whose bounding spheres were apart (neither).
     cache_hits: u64,
     cache_misses: u64,
+    apart_by_bounds: u64,
     median_ms: f64,
     min_ms: f64,
     max_ms: f64,
@@ -259,6 +261,7 @@ fn main() {
         median_work_span: Option<WorkSpan>,
         cache_hits: u64,
         cache_misses: u64,
+        apart_by_bounds: u64,
     }
     // Warm-up: start every pool's workers, fault in the buffers and let the
     // CPU clocks settle before anything is timed.
@@ -283,6 +286,7 @@ fn main() {
             median_work_span: None,
             cache_hits: 0,
             cache_misses: 0,
+            apart_by_bounds: 0,
         })
         .collect();
     for run in 0..args.runs {
@@ -301,6 +305,7 @@ fn main() {
                     a.phases.accumulate(&stats.times);
                     a.cache_hits += stats.body_pair_cache_hits as u64;
                     a.cache_misses += stats.body_pair_cache_misses as u64;
+                    a.apart_by_bounds += stats.body_pairs_apart_by_bounds as u64;
                     a.last = Some(stats);
                 }
                 if step % 50 == 0 {
@@ -359,6 +364,7 @@ fn main() {
                 pair_cache: cache,
                 cache_hits: a.cache_hits,
                 cache_misses: a.cache_misses,
+                apart_by_bounds: a.apart_by_bounds,
                 median_ms: a.per_run[a.per_run.len() / 2],
                 min_ms: a.per_run[0],
                 max_ms: a.per_run[a.per_run.len() - 1],
@@ -454,12 +460,13 @@ fn main() {
     for r in &rows {
         let pairs = (r.cache_hits + r.cache_misses).max(1);
         println!(
-            "narrow phase at {} threads: {:.3} ms/step, body-pair cache {} ({:.1}% of {} pairs served from it)",
+            "narrow phase at {} threads: {:.3} ms/step, body-pair cache {} ({:.1}% of {} pairs served from it; {} more apart by bounding spheres)",
             label(r),
             narrow_ms(r),
             if r.pair_cache { "on" } else { "off" },
             100.0 * r.cache_hits as f64 / pairs as f64,
             r.cache_hits + r.cache_misses,
+            r.apart_by_bounds,
         );
     }
     if args.pair_cache.len() > 1 {

@@ -19,8 +19,18 @@ pub(crate) const EDGE_TOLERANCE: f32 = 0.01;
 /// not separating-axis candidates: the face axes already cover that case.
 pub(crate) const MIN_EDGE_AXIS: f32 = 1e-5;
 
-/// Clipping a quadrilateral against four planes yields at most 8 vertices.
-const MAX_CLIP: usize = 8;
+/// The overlap of two convex quadrilaterals has at most 8 corners; the
+/// clipper's candidates are bounded by 4 edges × 2 crossings + 4 corners
+/// even where rounding adds one.
+const MAX_CLIP: usize = 12;
+/// A clip buffer: [`MAX_CLIP`] vertices and the slot past them that a
+/// candidate not kept is written to.
+const CLIP_BUFFER: usize = MAX_CLIP + 1;
+/// An edge whose run across a slab is below this (m per edge) runs along it.
+const PARALLEL_TO_SLAB: f32 = 1e-9;
+/// `|e1 × e2|` (m²) below which the incident face has no area seen along
+/// the reference normal.
+const MIN_PROJECTED_AREA: f32 = 1e-12;
 
 struct Obb {
     c: Vec3,
@@ -82,7 +92,7 @@ fn contact(
         Feature::FaceB(k) => face_contact(b, a, k, -d, max_separation).map(ContactPoints::flipped),
         Feature::Edge(i, j) => {
             let l = a.u[i].cross(b.u[j]);
-            Some(edge_contact(a, b, i, j, l / l.length(), d))
+            edge_contact(a, b, i, j, l / l.length(), d, max_separation)
         }
     }
 }
@@ -104,7 +114,7 @@ fn separating_axes(a: &Obb, b: &Obb, max_separation: f32) -> Option<Feature> {
         b.h,
         max_separation,
     );
-    match Verdict::choose(s.separated, s.best_a, s.best_b, s.best_edge) {
+    match s.verdict() {
         Verdict::Separated => None,
         Verdict::Touching(f) => Some(f),
     }
@@ -119,66 +129,46 @@ fn face_contact(
     d: Vec3,
     max_separation: f32,
 ) -> Option<ContactPoints> {
-    let n = if d.dot(r.u[k]) >= 0.0 {
-        r.u[k]
-    } else {
-        -r.u[k]
-    };
+    // Everything below is in the reference face's frame: x and y along its
+    // two edges, z along the normal n, origin at `r`'s centre; clipping
+    // against its side planes is then a compare on one coordinate. The
+    // cosines between the two boxes' axes give every direction of `inc` in
+    // that frame, so no vector is carried through world space.
+    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
+    let cos: [[f32; 3]; 3] =
+        core::array::from_fn(|i| core::array::from_fn(|j| r.u[i].dot(inc.u[j])));
+    let toward = d.dot(r.u[k]);
+    let s = if toward >= 0.0 { 1.0 } else { -1.0 };
+    let n = r.u[k] * s;
+    // `inc`'s axis j in the frame.
+    let axis = |j: usize| Vec3::new(cos[k1][j], cos[k2][j], s * cos[k][j]);
 
     // Incident face: the face of `inc` most anti-parallel to n.
     let mut m = 0;
     let mut best = -1.0;
-    for j in 0..3 {
-        let c = inc.u[j].dot(n).abs();
-        if c > best {
-            best = c;
+    for (j, c) in cos[k].iter().enumerate() {
+        if c.abs() > best {
+            best = c.abs();
             m = j;
         }
     }
-    let inc_normal = if inc.u[m].dot(n) > 0.0 {
-        -inc.u[m]
-    } else {
-        inc.u[m]
-    };
-    // The incident face's corners in the reference face's frame: x and y
-    // along its two edges, z along n, origin at `r`'s centre. Clipping
-    // against the side planes is then a compare on one coordinate.
-    let (k1, k2) = ((k + 1) % 3, (k + 2) % 3);
-    let frame = |v: Vec3| Vec3::new(v.dot(r.u[k1]), v.dot(r.u[k2]), v.dot(n));
-    let face_c = frame(inc.c + inc_normal * inc.h[m] - r.c);
+    let out_of_inc = if s * cos[k][m] > 0.0 { -1.0 } else { 1.0 };
+    let centre = Vec3::new(d.dot(r.u[k1]), d.dot(r.u[k2]), s * toward);
+    let face_c = centre + axis(m) * (out_of_inc * inc.h[m]);
     let (m1, m2) = ((m + 1) % 3, (m + 2) % 3);
-    let e1 = frame(inc.u[m1] * inc.h[m1]);
-    let e2 = frame(inc.u[m2] * inc.h[m2]);
-    let mut poly = [Vec3::ZERO; MAX_CLIP];
-    poly[0] = face_c + e1 + e2;
-    poly[1] = face_c - e1 + e2;
-    poly[2] = face_c - e1 - e2;
-    poly[3] = face_c + e1 - e2;
-    let mut count = 4;
-
-    // Clip against the four side planes of the reference face, from one
-    // buffer into the other and back (copying the polygon back after each
-    // plane stalled on store forwarding). An incident face that lies
-    // within the reference face (a box resting on a bigger one) passes
-    // every plane unchanged, so it skips them.
-    let inside = poly[..4]
-        .iter()
-        .all(|v| v.x.abs() <= r.h[k1] && v.y.abs() <= r.h[k2]);
-    let mut spare = [Vec3::ZERO; MAX_CLIP];
-    if !inside {
-        let (hx, hy) = (r.h[k1], r.h[k2]);
-        count = clip_polygon(&poly[..count], &mut spare, |v| v.x - hx);
-        count = clip_polygon(&spare[..count], &mut poly, |v| -v.x - hx);
-        count = clip_polygon(&poly[..count], &mut spare, |v| v.y - hy);
-        count = clip_polygon(&spare[..count], &mut poly, |v| -v.y - hy);
-        if count == 0 {
-            return None;
-        }
+    let e1 = axis(m1) * inc.h[m1];
+    let e2 = axis(m2) * inc.h[m2];
+    let (hx, hy) = (r.h[k1], r.h[k2]);
+    let mut poly = [Vec3::ZERO; CLIP_BUFFER];
+    let count = clip_to_face(face_c, e1, e2, hx, hy, &mut poly);
+    if count == 0 {
+        return None;
     }
 
     // Keep the clipped points below the reference face (within the
     // speculative distance), paired with their projection onto it.
     let mut pts = [(Vec3::ZERO, 0.0f32); MAX_CLIP];
+    let poly = &poly;
     let mut kept = 0;
     for &v in &poly[..count] {
         let sep = v.z - r.h[k];
@@ -191,16 +181,25 @@ fn face_contact(
         return None;
     }
     let chosen = reduce_to_four(&pts[..kept], Vec3::Z);
-    let world = |x: f32, y: f32, z: f32| r.c + r.u[k1] * x + r.u[k2] * y + n * z;
+    // A point of the frame in `inc`'s own frame: its offset from `inc`'s
+    // centre along each of `inc`'s axes.
+    let r_in_inc = inc.u.map(|u| -d.dot(u));
+    let on_inc = |v: Vec3| {
+        let rel = |j: usize| r_in_inc[j] + cos[k1][j] * v.x + cos[k2][j] * v.y;
+        Vec3::new(
+            rel(0) + s * cos[k][0] * v.z,
+            rel(1) + s * cos[k][1] * v.z,
+            rel(2) + s * cos[k][2] * v.z,
+        )
+    };
     // In the reference box's own frame a point of the face frame is a
     // permutation of its coordinates (z along `n`, the sign of `n` on axis
-    // `k`); the incident box's frame is three dot products away.
-    let z_sign = if n == r.u[k] { 1.0 } else { -1.0 };
+    // `k`).
     let own = |x: f32, y: f32, z: f32| {
         let mut p = [0.0; 3];
         p[k1] = x;
         p[k2] = y;
-        p[k] = z_sign * z;
+        p[k] = s * z;
         Vec3::from_array(p)
     };
     let mut local = LocalPoints {
@@ -208,52 +207,99 @@ fn face_contact(
         on_b: [Vec3::ZERO; MAX_POINTS],
         separation: [0.0; MAX_POINTS],
     };
-    let mut out = ContactPoints::new(n);
+    let mut count = 0;
     for &idx in chosen.iter().flatten() {
         let (v, sep) = pts[idx];
-        let on_inc = world(v.x, v.y, v.z);
-        let rel = on_inc - inc.c;
-        let i = out.count;
-        local.on_a[i] = own(v.x, v.y, r.h[k]);
-        local.on_b[i] = Vec3::new(rel.dot(inc.u[0]), rel.dot(inc.u[1]), rel.dot(inc.u[2]));
-        local.separation[i] = sep;
-        out.push(world(v.x, v.y, r.h[k]), on_inc);
+        local.on_a[count] = own(v.x, v.y, r.h[k]);
+        local.on_b[count] = on_inc(v);
+        local.separation[count] = sep;
+        count += 1;
     }
-    out.local = Some(local);
-    Some(out)
+    Some(ContactPoints::local(n, count, local))
 }
 
-/// Sutherland–Hodgman in the reference face's frame: writes to `out` the
-/// part of `poly` where `dist(p) <= 0` (a side plane's signed distance),
-/// returns its vertex count.
+/// The corners of the overlap of the incident face and the reference face,
+/// in the reference face's frame (x, y in its plane, z along its normal):
+/// the incident face is the parallelogram `c ± e1 ± e2`, the reference
+/// face the rectangle `|x| ≤ hx, |y| ≤ hy`. Writes them to `out` (in no
+/// particular order; the reduction to four points needs none) and returns
+/// how many.
+///
+/// The overlap of two convex quadrilaterals has as corners the incident
+/// face's corners inside the rectangle, where its edges cross the
+/// rectangle's sides, and the rectangle's corners inside the incident face.
+/// Each incident edge is clipped to the rectangle at once (Liang–Barsky:
+/// where it enters and leaves both slabs) instead of the whole polygon
+/// plane after plane (Sutherland–Hodgman); a rectangle corner is inside
+/// when its coordinates along `e1` and `e2` are within ±1, and its depth is
+/// the incident face's there. Each candidate is stored at the output cursor
+/// and the cursor advances past the ones kept: no branch on which side of
+/// a side plane a corner falls.
+fn clip_to_face(
+    c: Vec3,
+    e1: Vec3,
+    e2: Vec3,
+    hx: f32,
+    hy: f32,
+    out: &mut [Vec3; CLIP_BUFFER],
+) -> usize {
+    let corners = [c + e1 + e2, c - e1 + e2, c - e1 - e2, c + e1 - e2];
+    let within = |v: &Vec3| v.x.abs() <= hx && v.y.abs() <= hy;
+    // An incident face within the reference face (a box resting on a
+    // bigger one) is its own overlap.
+    if corners.iter().all(within) {
+        out[..4].copy_from_slice(&corners);
+        return 4;
+    }
+    let mut n = 0;
+    for i in 0..4 {
+        let p = corners[i];
+        let d = corners[(i + 1) % 4] - p;
+        let (enter_x, leave_x) = slab(p.x, d.x, hx);
+        let (enter_y, leave_y) = slab(p.y, d.y, hy);
+        let t0 = enter_x.max(enter_y).max(0.0);
+        let t1 = leave_x.min(leave_y).min(1.0);
+        // Where the edge enters (its start when inside), and where it
+        // leaves before its end (its end is the next edge's start).
+        out[n] = p + d * t0;
+        n += usize::from(t0 <= t1);
+        out[n] = p + d * t1;
+        n += usize::from(t0 < t1 && t1 < 1.0);
+    }
+    let det = e1.x * e2.y - e1.y * e2.x;
+    // The incident face leans at most ~55° from the reference face (it is
+    // the face most anti-parallel to its normal), so its projection is
+    // never this thin; the guard keeps a degenerate input from dividing by
+    // zero.
+    if det.abs() > MIN_PROJECTED_AREA {
+        let inv = 1.0 / det;
+        for (x, y) in [(hx, hy), (-hx, hy), (-hx, -hy), (hx, -hy)] {
+            let (rx, ry) = (x - c.x, y - c.y);
+            let a = (rx * e2.y - ry * e2.x) * inv;
+            let b = (e1.x * ry - e1.y * rx) * inv;
+            out[n] = Vec3::new(x, y, c.z + a * e1.z + b * e2.z);
+            // Strictly inside: a corner on the incident face's edge is
+            // already where that edge leaves or enters.
+            n += usize::from(a.abs() < 1.0 && b.abs() < 1.0);
+        }
+    }
+    n
+}
+
+/// Where a segment `p + t·d` enters and leaves the slab `|x| ≤ h` (as
+/// `t`); a segment along the slab is in it everywhere or nowhere.
 #[inline(always)]
-fn clip_polygon(poly: &[Vec3], out: &mut [Vec3; MAX_CLIP], dist: impl Fn(Vec3) -> f32) -> usize {
-    let n = poly.len();
-    if n == 0 {
-        return 0;
-    }
-    let mut n_out = 0;
-    // Edges (p, q) in order, the last one closing the polygon.
-    let d0 = dist(poly[0]);
-    let (mut p, mut dp) = (poly[0], d0);
-    for i in 0..n {
-        let (q, dq) = if i + 1 < n {
-            (poly[i + 1], dist(poly[i + 1]))
+fn slab(p: f32, d: f32, h: f32) -> (f32, f32) {
+    if d.abs() <= PARALLEL_TO_SLAB {
+        return if p.abs() <= h {
+            (f32::NEG_INFINITY, f32::INFINITY)
         } else {
-            (poly[0], d0)
+            (f32::INFINITY, f32::NEG_INFINITY)
         };
-        if dp <= 0.0 && n_out < MAX_CLIP {
-            out[n_out] = p;
-            n_out += 1;
-        }
-        let crosses = (dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0);
-        if crosses && n_out < MAX_CLIP {
-            out[n_out] = p + (q - p) * (dp / (dp - dq));
-            n_out += 1;
-        }
-        (p, dp) = (q, dq);
     }
-    n_out
+    let inv = 1.0 / d;
+    let (ta, tb) = ((-h - p) * inv, (h - p) * inv);
+    (ta.min(tb), ta.max(tb))
 }
 
 /// Picks at most four of the candidate points that keep the contact area:
@@ -296,8 +342,19 @@ fn reduce_to_four(pts: &[(Vec3, f32)], n: Vec3) -> [Option<usize>; MAX_POINTS] {
     chosen
 }
 
-/// Edge `i` of A against edge `j` of B along axis `l` (unit, any sign).
-fn edge_contact(a: &Obb, b: &Obb, i: usize, j: usize, l: Vec3, d: Vec3) -> ContactPoints {
+/// Edge `i` of A against edge `j` of B along axis `l` (unit, any sign);
+/// `None` when the edges' closest points are separated by more than
+/// `max_separation` along it (the separating-axis test bounds the gap
+/// along `l`, not between the clamped segments).
+fn edge_contact(
+    a: &Obb,
+    b: &Obb,
+    i: usize,
+    j: usize,
+    l: Vec3,
+    d: Vec3,
+    max_separation: f32,
+) -> Option<ContactPoints> {
     let l = if d.dot(l) < 0.0 { -l } else { l };
     // Support edge of A along +l and of B along -l.
     let mut ca = a.c;
@@ -314,7 +371,7 @@ fn edge_contact(a: &Obb, b: &Obb, i: usize, j: usize, l: Vec3, d: Vec3) -> Conta
     let pb = cb - eb + eb * (2.0 * t);
     let mut out = ContactPoints::new(l);
     out.push(pa, pb);
-    out
+    (out.separation(0) <= max_separation).then_some(out)
 }
 
 #[cfg(test)]
@@ -323,22 +380,30 @@ mod tests {
 
     #[test]
     fn cube_resting_on_floor_gets_four_points() {
+        let (pa, qa) = (Vec3::new(0.0, -1.0, 0.0), Quat::IDENTITY);
+        let (pb, qb) = (Vec3::new(3.0, 0.49, -2.0), Quat::from_rotation_y(0.3));
         let c = collide_box_box(
             None,
-            Vec3::new(0.0, -1.0, 0.0),
-            Quat::IDENTITY,
+            pa,
+            qa,
             Vec3::new(50.0, 1.0, 50.0),
-            Vec3::new(3.0, 0.49, -2.0),
-            Quat::from_rotation_y(0.3),
+            pb,
+            qb,
             Vec3::splat(0.5),
             0.02,
         )
         .unwrap();
+        let (on_a, on_b) = c.world_points(pa, qa, pb, qb);
         assert_eq!(c.count, 4);
         assert!((c.normal - Vec3::Y).length() < 1e-6);
         for k in 0..4 {
             assert!((c.separation(k) + 0.01).abs() < 1e-5);
-            assert!((c.on_a[k].y).abs() < 1e-5, "point on the floor's top face");
+            assert!((on_a[k].y).abs() < 1e-5, "point on the floor's top face");
+            let depth = (on_b[k] - on_a[k]).dot(c.normal);
+            assert!(
+                (depth - c.separation(k)).abs() < 1e-5,
+                "points agree with separation"
+            );
         }
     }
 
@@ -357,7 +422,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.count, 4);
-        let mut xs: Vec<f32> = (0..4).map(|k| c.on_b[k].x).collect();
+        let q = Quat::IDENTITY;
+        let (_, on_b) = c.world_points(Vec3::new(0.0, 1.0, 0.0), q, Vec3::new(1.0, 3.0, 1.0), q);
+        let mut xs: Vec<f32> = (0..4).map(|k| on_b[k].x).collect();
         xs.sort_by(f32::total_cmp);
         assert!((xs[0] - 0.0).abs() < 1e-5 && (xs[3] - 1.0).abs() < 1e-5);
         for k in 0..4 {
@@ -412,7 +479,8 @@ mod tests {
         assert_eq!(c.count, 1);
         assert!((c.normal - Vec3::Y).length() < 1e-4, "{:?}", c.normal);
         assert!((c.separation(0) + 0.05).abs() < 1e-4, "{}", c.separation(0));
-        assert!((c.on_a[0] - Vec3::new(0.0, s2, 0.0)).length() < 1e-3);
+        let (on_a, _) = c.world_points(Vec3::ZERO, qa, Vec3::ZERO, qb);
+        assert!((on_a[0] - Vec3::new(0.0, s2, 0.0)).length() < 1e-3);
     }
 
     #[test]

@@ -7,8 +7,8 @@
 //!
 //! The wide path tests all 15 axes of every lane (no early exit) and keeps,
 //! per lane, whether any axis separates and the best face of A, of B and
-//! the best edge pair; [`Verdict::of_lane`] then applies the scalar test's
-//! feature choice to one lane. The narrow phase batches each job's box–box
+//! the best edge pair; [`Sat::lane`] hands one lane to the scalar test's
+//! feature choice ([`Sat::verdict`]). The narrow phase batches each job's box–box
 //! pairs into [`BoxPairs`] and clips only the pairs that touch.
 //!
 //! [`collide_box_box`]: super::collide_box_box
@@ -121,20 +121,30 @@ pub(crate) enum Verdict {
     Touching(Feature),
 }
 
-impl Verdict {
-    /// The scalar test's choice from its three bests: B's face must beat
-    /// A's by `FACE_B_TOLERANCE`, an edge pair the chosen face by
-    /// `EDGE_TOLERANCE`.
+impl Sat<F32x16> {
+    /// Lane `k`, as the `f32` instantiation would have given it.
     #[inline]
-    pub fn choose(
-        separated: bool,
-        best_a: (f32, f32),
-        best_b: (f32, f32),
-        best_edge: (f32, f32),
-    ) -> Self {
-        if separated {
+    pub fn lane(&self, k: usize) -> Sat<f32> {
+        let pick = |(s, i): (F32x16, F32x16)| (s.0[k], i.0[k]);
+        Sat {
+            separated: self.separated.0[k] != 0,
+            best_a: pick(self.best_a),
+            best_b: pick(self.best_b),
+            best_edge: pick(self.best_edge),
+        }
+    }
+}
+
+impl Sat<f32> {
+    /// The verdict: apart, or the feature to build the contact from. B's
+    /// face must beat A's by `FACE_B_TOLERANCE`, an edge pair the chosen
+    /// face by `EDGE_TOLERANCE`.
+    #[inline]
+    pub fn verdict(&self) -> Verdict {
+        if self.separated {
             return Verdict::Separated;
         }
+        let (best_a, best_b, best_edge) = (self.best_a, self.best_b, self.best_edge);
         let (face_sep, mut feature) = if best_b.0 > best_a.0 + FACE_B_TOLERANCE {
             (best_b.0, Feature::FaceB(best_b.1 as usize))
         } else {
@@ -147,31 +157,41 @@ impl Verdict {
         Verdict::Touching(feature)
     }
 
-    /// Lane `k` of a wide test.
-    #[inline]
-    pub fn of_lane(s: &Sat<F32x16>, k: usize) -> Self {
-        Self::choose(
-            s.separated.0[k] != 0,
-            (s.best_a.0 .0[k], s.best_a.1 .0[k]),
-            (s.best_b.0 .0[k], s.best_b.1 .0[k]),
-            (s.best_edge.0 .0[k], s.best_edge.1 .0[k]),
-        )
+    /// The separations along the best face axis of A and of B (m).
+    pub fn face_separations(&self) -> (f32, f32) {
+        (self.best_a.0, self.best_b.0)
     }
+}
 
-    /// One pair through the `f32` instantiation (the scalar twin).
-    #[cfg(test)]
-    pub fn of_pair(pa: Vec3, qa: Quat, ha: Vec3, pb: Vec3, qb: Quat, hb: Vec3, m: f32) -> Self {
-        let v = |p: Vec3| V3::new(p.x, p.y, p.z);
-        let q = |q: Quat| Q4 {
-            x: q.x,
-            y: q.y,
-            z: q.z,
-            w: q.w,
-        };
-        let (ua, ub) = (axes(q(qa)), axes(q(qb)));
-        let s = sat(v(pa), ua, ha.to_array(), v(pb), ub, hb.to_array(), m);
-        Self::choose(s.separated, s.best_a, s.best_b, s.best_edge)
-    }
+/// One pair through the `f32` instantiation (the scalar twin of a lane).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(crate) fn sat_of_pair(
+    pa: Vec3,
+    qa: Quat,
+    ha: Vec3,
+    pb: Vec3,
+    qb: Quat,
+    hb: Vec3,
+    max_separation: f32,
+) -> Sat<f32> {
+    let v = |p: Vec3| V3::new(p.x, p.y, p.z);
+    let q = |q: Quat| Q4 {
+        x: q.x,
+        y: q.y,
+        z: q.z,
+        w: q.w,
+    };
+    let (ua, ub) = (axes(q(qa)), axes(q(qb)));
+    sat(
+        v(pa),
+        ua,
+        ha.to_array(),
+        v(pb),
+        ub,
+        hb.to_array(),
+        max_separation,
+    )
 }
 
 /// Up to [`BUNDLE`] box–box pairs in lanes: centre, rotation and half
@@ -360,19 +380,25 @@ mod tests {
             let m = 0.02;
             let wide = batch.test(m);
             for (k, &(pa, qa, ha, pb, qb, hb)) in pairs.iter().enumerate() {
-                let expected = Verdict::of_pair(pa, qa, ha, pb, qb, hb, m);
+                let expected = sat_of_pair(pa, qa, ha, pb, qb, hb, m).verdict();
                 seen[match expected {
                     Verdict::Separated => 0,
                     Verdict::Touching(Feature::FaceA(_)) => 1,
                     Verdict::Touching(Feature::FaceB(_)) => 2,
                     Verdict::Touching(Feature::Edge(..)) => 3,
                 }] += 1;
+                let lane = wide.lane(k);
+                assert_eq!(lane.verdict(), expected, "round {round} lane {k}");
+                // The gaps the body-pair cache keeps, bit for bit.
+                let one = sat_of_pair(pa, qa, ha, pb, qb, hb, m);
                 assert_eq!(
-                    Verdict::of_lane(&wide, k),
-                    expected,
-                    "round {round} lane {k}"
+                    lane.face_separations().0.to_bits(),
+                    one.face_separations().0.to_bits()
                 );
-                assert_eq!(Verdict::of_pair(pa, qa, ha, pb, qb, hb, m), expected);
+                assert_eq!(
+                    lane.face_separations().1.to_bits(),
+                    one.face_separations().1.to_bits()
+                );
             }
         }
         assert!(

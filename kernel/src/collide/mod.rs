@@ -20,17 +20,28 @@ pub(crate) use sphere::{collide_sphere_box, collide_sphere_capsule, collide_sphe
 /// Most points in one manifold: four well-spread points carry a face contact.
 pub const MAX_POINTS: usize = 4;
 
-/// A contact manifold as generated, in world space.
+/// A contact manifold as generated: the normal (world space, from A to B)
+/// and up to [`MAX_POINTS`] pairs of points.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ContactPoints {
     pub normal: Vec3,
     pub count: usize,
-    pub on_a: [Vec3; MAX_POINTS],
-    pub on_b: [Vec3; MAX_POINTS],
-    /// The same points in each shape's own frame, with their separations,
-    /// where the pair function had them at hand (box faces): the narrow
-    /// phase then skips turning world points back into local ones.
-    pub local: Option<LocalPoints>,
+    pub points: Points,
+}
+
+/// Where a [`ContactPoints`]' points are given.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Points {
+    /// In world space, one on each surface.
+    World {
+        on_a: [Vec3; MAX_POINTS],
+        on_b: [Vec3; MAX_POINTS],
+    },
+    /// In each shape's own frame, with their separations, where the pair
+    /// function has them at hand (box faces): the narrow phase stores
+    /// manifolds in the bodies' frames, so world points would only be
+    /// turned back.
+    Local(LocalPoints),
 }
 
 /// Points of a [`ContactPoints`] in the frames of shape A and shape B.
@@ -42,34 +53,69 @@ pub(crate) struct LocalPoints {
 }
 
 impl ContactPoints {
+    /// No points yet; [`push`](Self::push) adds world points.
     pub fn new(normal: Vec3) -> Self {
         Self {
             normal,
             count: 0,
-            on_a: [Vec3::ZERO; MAX_POINTS],
-            on_b: [Vec3::ZERO; MAX_POINTS],
-            local: None,
+            points: Points::World {
+                on_a: [Vec3::ZERO; MAX_POINTS],
+                on_b: [Vec3::ZERO; MAX_POINTS],
+            },
         }
     }
 
-    pub fn push(&mut self, on_a: Vec3, on_b: Vec3) {
-        if self.count < MAX_POINTS {
-            self.on_a[self.count] = on_a;
-            self.on_b[self.count] = on_b;
-            self.count += 1;
+    /// `count` points given in the shapes' own frames.
+    pub fn local(normal: Vec3, count: usize, points: LocalPoints) -> Self {
+        Self {
+            normal,
+            count: count.min(MAX_POINTS),
+            points: Points::Local(points),
+        }
+    }
+
+    /// Adds a pair of world points (while there is room).
+    pub fn push(&mut self, p_a: Vec3, p_b: Vec3) {
+        if let Points::World { on_a, on_b } = &mut self.points {
+            if self.count < MAX_POINTS {
+                on_a[self.count] = p_a;
+                on_b[self.count] = p_b;
+                self.count += 1;
+            }
         }
     }
 
     pub fn separation(&self, k: usize) -> f32 {
-        (self.on_b[k] - self.on_a[k]).dot(self.normal)
+        match &self.points {
+            Points::World { on_a, on_b } => (on_b[k] - on_a[k]).dot(self.normal),
+            Points::Local(l) => l.separation[k],
+        }
+    }
+
+    /// The points in world space, with A and B at these poses.
+    #[cfg(test)]
+    pub fn world_points(
+        &self,
+        pos_a: Vec3,
+        rot_a: Quat,
+        pos_b: Vec3,
+        rot_b: Quat,
+    ) -> ([Vec3; MAX_POINTS], [Vec3; MAX_POINTS]) {
+        match &self.points {
+            Points::World { on_a, on_b } => (*on_a, *on_b),
+            Points::Local(l) => (
+                l.on_a.map(|p| pos_a + rotate(rot_a, p)),
+                l.on_b.map(|p| pos_b + rotate(rot_b, p)),
+            ),
+        }
     }
 
     /// The same contact seen with A and B exchanged.
     pub fn flipped(mut self) -> Self {
         self.normal = -self.normal;
-        core::mem::swap(&mut self.on_a, &mut self.on_b);
-        if let Some(l) = &mut self.local {
-            core::mem::swap(&mut l.on_a, &mut l.on_b);
+        match &mut self.points {
+            Points::World { on_a, on_b } => core::mem::swap(on_a, on_b),
+            Points::Local(l) => core::mem::swap(&mut l.on_a, &mut l.on_b),
         }
         self
     }
