@@ -379,19 +379,23 @@ fn record(
     };
     slot.normal_a = rotate(poses.inv_rot_a, c.normal);
     let m = &mut slot.manifold;
-    *m = SlotManifold {
-        normal: c.normal,
-        count: c.count as u32,
-        sensor,
-        ..SlotManifold::EMPTY
-    };
     match &c.points {
+        // Written field by field: the whole manifold is set, once.
         Points::Local(l) => {
+            m.normal = c.normal;
+            m.count = c.count as u32;
+            m.sensor = sensor;
             m.local_a = l.on_a;
             m.local_b = l.on_b;
             m.separation = l.separation;
         }
         Points::World { on_a, on_b } => {
+            *m = SlotManifold {
+                normal: c.normal,
+                count: c.count as u32,
+                sensor,
+                ..SlotManifold::EMPTY
+            };
             let inv_b = poses.rot_b.conjugate();
             for k in 0..c.count {
                 m.local_a[k] = rotate(poses.inv_rot_a, on_a[k] - poses.pos_a);

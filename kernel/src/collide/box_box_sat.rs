@@ -71,26 +71,18 @@ pub(crate) fn sat<R: Real>(
     let ta = [d.dot(ua[0]), d.dot(ua[1]), d.dot(ua[2])];
     let neg_inf = R::splat(f32::NEG_INFINITY);
     let mut separated = R::lt(R::zero(), R::zero());
-    let mut keep = |best: &mut (R, R), s: R, valid: Option<R::Mask>, index: usize| {
-        let over = s.gt(max_separation);
-        let better = s.gt(best.0);
-        let (over, better) = match valid {
-            Some(v) => (R::and(v, over), R::and(v, better)),
-            None => (over, better),
-        };
-        separated = R::or(separated, over);
-        best.0 = R::select(better, s, best.0);
-        best.1 = R::select(better, R::splat(index as f32), best.1);
-    };
+    let m = max_separation;
     let mut best_a = (neg_inf, R::zero());
     for i in 0..3 {
         let rb = hb[0] * abs_r[i][0] + hb[1] * abs_r[i][1] + hb[2] * abs_r[i][2];
-        keep(&mut best_a, ta[i].abs() - ha[i] - rb, None, i);
+        let s = ta[i].abs() - ha[i] - rb;
+        keep(&mut separated, &mut best_a, s, None, i, m);
     }
     let mut best_b = (neg_inf, R::zero());
     for j in 0..3 {
         let ra = ha[0] * abs_r[0][j] + ha[1] * abs_r[1][j] + ha[2] * abs_r[2][j];
-        keep(&mut best_b, d.dot(ub[j]).abs() - ra - hb[j], None, j);
+        let s = d.dot(ub[j]).abs() - ra - hb[j];
+        keep(&mut separated, &mut best_b, s, None, j, m);
     }
     let mut best_edge = (neg_inf, R::zero());
     for i in 0..3 {
@@ -103,7 +95,7 @@ pub(crate) fn sat<R: Real>(
             let rb = hb[j1] * abs_r[i][j2] + hb[j2] * abs_r[i][j1];
             let s = (dl.abs() - ra - rb) / len;
             let valid = R::not(len.lt(R::splat(MIN_EDGE_AXIS)));
-            keep(&mut best_edge, s, Some(valid), 3 * i + j);
+            keep(&mut separated, &mut best_edge, s, Some(valid), 3 * i + j, m);
         }
     }
     Sat {
@@ -112,6 +104,29 @@ pub(crate) fn sat<R: Real>(
         best_b,
         best_edge,
     }
+}
+
+/// One axis's separation `s` into the running verdict: whether it
+/// separates by more than `max_separation`, and whether it beats `best`
+/// (where `valid`).
+#[inline(always)]
+fn keep<R: Real>(
+    separated: &mut R::Mask,
+    best: &mut (R, R),
+    s: R,
+    valid: Option<R::Mask>,
+    index: usize,
+    max_separation: R,
+) {
+    let over = s.gt(max_separation);
+    let better = s.gt(best.0);
+    let (over, better) = match valid {
+        Some(v) => (R::and(v, over), R::and(v, better)),
+        None => (over, better),
+    };
+    *separated = R::or(*separated, over);
+    best.0 = R::select(better, s, best.0);
+    best.1 = R::select(better, R::splat(index as f32), best.1);
 }
 
 /// A pair's verdict: apart, or the feature to build the contact from.
