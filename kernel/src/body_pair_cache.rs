@@ -371,16 +371,6 @@ mod tests {
     use crate::collide::box_box_sat::{sat_of_pair, Verdict};
     use crate::test_rng::TestRng;
 
-    fn random_quat(rng: &mut TestRng) -> Quat {
-        let v = [0; 4].map(|_| rng.f(-1.0, 1.0));
-        let q = Quat::from_xyzw(v[0], v[1], v[2], v[3]);
-        if q.length() < 0.1 {
-            Quat::IDENTITY
-        } else {
-            q.normalize()
-        }
-    }
-
     /// The bound is a guarantee: box pairs that were apart, moved and
     /// turned at random (B and A both, from 0.1 mm to 30 cm and up to
     /// 40°), are still apart by the separating-axis test whenever the
@@ -395,11 +385,11 @@ mod tests {
             let h =
                 |rng: &mut TestRng| Vec3::new(rng.f(0.05, 1.0), rng.f(0.05, 1.0), rng.f(0.05, 1.0));
             let (ha, hb) = (h(&mut rng), h(&mut rng));
-            let (pa, qa) = (Vec3::new(rng.f(-5.0, 5.0), 0.0, 0.0), random_quat(&mut rng));
+            let (pa, qa) = (Vec3::new(rng.f(-5.0, 5.0), 0.0, 0.0), rng.quat());
             let dir = Vec3::new(rng.f(-1.0, 1.0), rng.f(-1.0, 1.0), rng.f(-1.0, 1.0));
             let dist = ha.length() + hb.length() * rng.f(0.3, 1.2);
             let pb = pa + dir.normalize_or(Vec3::X) * dist;
-            let qb = random_quat(&mut rng);
+            let qb = rng.quat();
             let before = sat_of_pair(pa, qa, ha, pb, qb, hb, m);
             if before.verdict() != Verdict::Separated {
                 continue;

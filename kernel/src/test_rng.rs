@@ -18,6 +18,24 @@ impl TestRng {
         lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
     }
 
+    /// A unit quaternion from four uniform components (identity for the
+    /// rare draw too short to normalise well).
+    pub fn quat(&mut self) -> crate::math::Quat {
+        let v = [
+            self.f(0.0, 1.0),
+            self.f(0.0, 1.0),
+            self.f(0.0, 1.0),
+            self.f(0.0, 1.0),
+        ]
+        .map(|x| 2.0 * x - 1.0);
+        let q = crate::math::Quat::from_xyzw(v[0], v[1], v[2], v[3]);
+        if q.length() < 0.1 {
+            crate::math::Quat::IDENTITY
+        } else {
+            q.normalize()
+        }
+    }
+
     /// Uniform in `0..n`.
     pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize

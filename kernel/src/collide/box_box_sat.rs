@@ -312,27 +312,11 @@ mod tests {
     use super::*;
     use crate::test_rng::TestRng;
 
-    fn random_quat(rng: &mut TestRng) -> Quat {
-        let v = [
-            rng.f(0.0, 1.0),
-            rng.f(0.0, 1.0),
-            rng.f(0.0, 1.0),
-            rng.f(0.0, 1.0),
-        ]
-        .map(|x| 2.0 * x - 1.0);
-        let q = Quat::from_xyzw(v[0], v[1], v[2], v[3]);
-        if q.length() < 0.1 {
-            Quat::IDENTITY
-        } else {
-            q.normalize()
-        }
-    }
-
     #[test]
     fn axes_are_glams_from_quat_bit_for_bit() {
         let mut rng = TestRng(3);
         for _ in 0..10_000 {
-            let q = random_quat(&mut rng);
+            let q = rng.quat();
             let m = crate::math::Mat3::from_quat(q);
             let a = axes(Q4 {
                 x: q.x,
@@ -359,15 +343,11 @@ mod tests {
             let mut pairs = Vec::new();
             for _ in 0..1 + rng.below(BUNDLE) {
                 let aligned = rng.below(3) == 0;
-                let qa = if aligned {
-                    Quat::IDENTITY
-                } else {
-                    random_quat(&mut rng)
-                };
+                let qa = if aligned { Quat::IDENTITY } else { rng.quat() };
                 let qb = if aligned {
                     Quat::from_rotation_y([0.0, 0.5 * core::f32::consts::PI, 0.01][rng.below(3)])
                 } else {
-                    random_quat(&mut rng)
+                    rng.quat()
                 };
                 let h = |rng: &mut TestRng| {
                     Vec3::new(
