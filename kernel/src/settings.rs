@@ -46,10 +46,10 @@ impl Capacities {
     /// creation, with the default SAP broad phase (MBP and brute force need
     /// less). Nothing grows later but a few scratch lists sized by the
     /// largest step seen. Measured on x86-64 (a test holds the estimate to
-    /// within 10% of the allocator's count): ~920 B per body, ~560 B per
+    /// within 10% of the allocator's count): ~920 B per body, ~590 B per
     /// body pair (half of it the body-pair cache's last-step slots), ~2.0 kB per contact constraint (most of it the solver's
     /// bundles, with room for every split's padding), plus ~0.2 MB; the
-    /// default capacities come to ~87 MB.
+    /// default capacities come to ~89 MB.
     pub fn memory_bytes(&self) -> usize {
         self.max_bodies
             .saturating_mul(BYTES_PER_BODY)
@@ -64,8 +64,8 @@ impl Capacities {
 
 /// Bytes allocated per unit of each capacity, and independent of them (see
 /// [`Capacities::memory_bytes`]).
-const BYTES_PER_BODY: usize = 916;
-const BYTES_PER_PAIR: usize = 557;
+const BYTES_PER_BODY: usize = 920;
+const BYTES_PER_PAIR: usize = 586;
 const BYTES_PER_CONTACT: usize = 2003;
 const FIXED_BYTES: usize = 226_000;
 
