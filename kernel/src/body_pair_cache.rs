@@ -371,7 +371,8 @@ pub(crate) fn carry(slot: &mut PairSlot, poses: &PairPoses, sensor: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collide::box_box_sat::{sat_of_pair, Verdict};
+    use crate::collide::box_box_sat::{sat_of_boxes, Verdict};
+    use crate::collide::Obb;
     use crate::test_rng::TestRng;
 
     /// The bound is a guarantee: box pairs that were apart, moved and
@@ -393,7 +394,7 @@ mod tests {
             let dist = ha.length() + hb.length() * rng.f(0.3, 1.2);
             let pb = pa + dir.normalize_or(Vec3::X) * dist;
             let qb = rng.quat();
-            let before = sat_of_pair(pa, qa, ha, pb, qb, hb, m);
+            let before = sat_of_boxes(&Obb::new(pa, qa, ha), &Obb::new(pb, qb, hb), m);
             if before.verdict() != Verdict::Separated {
                 continue;
             }
@@ -419,7 +420,7 @@ mod tests {
             tried += 1;
             if apart.holds(&motion) {
                 held += 1;
-                let after = sat_of_pair(pa2, qa2, ha, pb2, qb2, hb, m);
+                let after = sat_of_boxes(&Obb::new(pa2, qa2, ha), &Obb::new(pb2, qb2, hb), m);
                 assert_eq!(
                     after.verdict(),
                     Verdict::Separated,

@@ -14,8 +14,8 @@
 use crate::body::Bodies;
 use crate::body_pair_cache::{carry, Apart, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
 use crate::broadphase::BodyPair;
-use crate::collide::box_box_sat::{sat_of_pair, BoxPairs, Verdict};
-use crate::collide::{collide, collide_box_box, ContactPoints, Placed, Points, MAX_POINTS};
+use crate::collide::box_box_sat::{sat_of_boxes, BoxPairs, Verdict};
+use crate::collide::{box_contact, collide, ContactPoints, Obb, Placed, Points, MAX_POINTS};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::{rotate, Vec3};
@@ -331,12 +331,21 @@ fn collide_boxes(
     for (lane, (k, p)) in waiting[..n].iter().enumerate() {
         let k = *k as usize;
         let (ha, hb) = lanes.half_extents(lane);
-        let (pa, qa, pb, qb) = (p.pos_a, p.rot_a, p.pos_b, p.rot_b);
-        let sat = match &wide {
-            Some(wide) => wide.lane(lane),
-            None => sat_of_pair(pa, qa, ha, pb, qb, hb, max_separation),
+        let boxes = || {
+            (
+                Obb::new(p.pos_a, p.rot_a, ha),
+                Obb::new(p.pos_b, p.rot_b, hb),
+            )
         };
-        let sensor = is_sensor(bodies, pairs[k]);
+        // The wide test's lane, or the pair's own test (whose boxes its
+        // contact then reuses).
+        let (sat, tested) = match &wide {
+            Some(wide) => (wide.lane(lane), None),
+            None => {
+                let (a, b) = boxes();
+                (sat_of_boxes(&a, &b, max_separation), Some((a, b)))
+            }
+        };
         match sat.verdict() {
             Verdict::Separated => {
                 // (Only the cache reads how far apart.)
@@ -347,10 +356,12 @@ fn collide_boxes(
                 } else {
                     Apart::UNKNOWN
                 };
-                record(&mut slots[k], p, sensor, None, apart, cached);
+                record(&mut slots[k], p, false, None, apart, cached);
             }
             Verdict::Touching(f) => {
-                let c = collide_box_box(Some(f), pa, qa, ha, pb, qb, hb, max_separation);
+                let (a, b) = tested.unwrap_or_else(boxes);
+                let c = box_contact(&a, &b, f, max_separation);
+                let sensor = is_sensor(bodies, pairs[k]);
                 record(&mut slots[k], p, sensor, c, Apart::UNKNOWN, cached);
             }
         }

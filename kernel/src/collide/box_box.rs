@@ -2,10 +2,9 @@
 //! either face clipping (reference face vs incident face, Sutherland–Hodgman)
 //! or the closest points of two edges.
 
-use super::box_box_sat::{sat, Verdict};
+use super::box_box_sat::{sat_of_boxes, Verdict};
 use super::{ContactPoints, LocalPoints, MAX_POINTS};
 use crate::math::{closest_segment_params, Mat3, Quat, Vec3};
-use archipelago_simd::V3;
 
 /// A face axis of B must beat A's best face by this much (m) to become the
 /// reference, and an edge axis must beat the best face by [`EDGE_TOLERANCE`];
@@ -32,14 +31,16 @@ const PARALLEL_TO_SLAB: f32 = 1e-9;
 /// the reference normal.
 const MIN_PROJECTED_AREA: f32 = 1e-12;
 
-struct Obb {
-    c: Vec3,
-    u: [Vec3; 3],
-    h: [f32; 3],
+/// A box placed in the world: centre, axes (the rotation's columns, glam's
+/// `Mat3::from_quat`), half extents.
+pub(crate) struct Obb {
+    pub c: Vec3,
+    pub u: [Vec3; 3],
+    pub h: [f32; 3],
 }
 
 impl Obb {
-    fn new(c: Vec3, rot: Quat, h: Vec3) -> Self {
+    pub fn new(c: Vec3, rot: Quat, h: Vec3) -> Self {
         let m = Mat3::from_quat(rot);
         Self {
             c,
@@ -58,12 +59,13 @@ pub(crate) enum Feature {
     Edge(usize, usize),
 }
 
-/// Box A (centre, rotation, half extents) against box B. `feature` is
-/// what the separating-axis test found touching where it already ran
-/// elsewhere (the narrow phase's wide test); `None` runs it here.
+/// Box A (centre, rotation, half extents) against box B: the
+/// separating-axis test (the `f32` instantiation of the wide one in
+/// `box_box_sat.rs`: one source, so a pair gets the same verdict on either
+/// path; every axis, no early exit), then the contact of the feature it
+/// chose.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn collide_box_box(
-    feature: Option<Feature>,
     pa: Vec3,
     qa: Quat,
     ha: Vec3,
@@ -73,20 +75,21 @@ pub(crate) fn collide_box_box(
     max_separation: f32,
 ) -> Option<ContactPoints> {
     let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
-    let feature = match feature {
-        Some(f) => f,
-        None => separating_axes(&a, &b, max_separation)?,
-    };
-    contact(&a, &b, feature, b.c - a.c, max_separation)
+    match sat_of_boxes(&a, &b, max_separation).verdict() {
+        Verdict::Separated => None,
+        Verdict::Touching(f) => contact(&a, &b, f, max_separation),
+    }
 }
 
-fn contact(
+/// The contact of box A and box B from the `feature` the separating-axis
+/// test chose (the narrow phase comes here after its wide test).
+pub(crate) fn contact(
     a: &Obb,
     b: &Obb,
     feature: Feature,
-    d: Vec3,
     max_separation: f32,
 ) -> Option<ContactPoints> {
+    let d = b.c - a.c;
     match feature {
         Feature::FaceA(k) => face_contact(a, b, k, d, max_separation),
         Feature::FaceB(k) => face_contact(b, a, k, -d, max_separation).map(ContactPoints::flipped),
@@ -94,29 +97,6 @@ fn contact(
             let l = a.u[i].cross(b.u[j]);
             edge_contact(a, b, i, j, l / l.length(), d, max_separation)
         }
-    }
-}
-
-/// Gottschalk's 15 axes; `None` when one separates the boxes by more than
-/// `max_separation`, else the feature the contact is built from. This is
-/// the `f32` instantiation of the wide test (`box_box_sat.rs`): one source,
-/// so a pair gets the same verdict on either path. It tests every axis
-/// (no early exit); the narrow phase sends its box pairs through the wide
-/// test and comes here only for a job's last few.
-fn separating_axes(a: &Obb, b: &Obb, max_separation: f32) -> Option<Feature> {
-    let v = |p: Vec3| V3::new(p.x, p.y, p.z);
-    let s = sat(
-        v(a.c),
-        a.u.map(v),
-        a.h,
-        v(b.c),
-        b.u.map(v),
-        b.h,
-        max_separation,
-    );
-    match s.verdict() {
-        Verdict::Separated => None,
-        Verdict::Touching(f) => Some(f),
     }
 }
 
@@ -383,7 +363,6 @@ mod tests {
         let (pa, qa) = (Vec3::new(0.0, -1.0, 0.0), Quat::IDENTITY);
         let (pb, qb) = (Vec3::new(3.0, 0.49, -2.0), Quat::from_rotation_y(0.3));
         let c = collide_box_box(
-            None,
             pa,
             qa,
             Vec3::new(50.0, 1.0, 50.0),
@@ -411,7 +390,6 @@ mod tests {
     fn offset_stacked_cubes_clip_to_the_overlap() {
         // pyramid layout: upper cube offset by half a cube in x and z
         let c = collide_box_box(
-            None,
             Vec3::new(0.0, 1.0, 0.0),
             Quat::IDENTITY,
             Vec3::ONE,
@@ -435,7 +413,6 @@ mod tests {
     #[test]
     fn separated_beyond_speculative_distance_is_none() {
         assert!(collide_box_box(
-            None,
             Vec3::ZERO,
             Quat::IDENTITY,
             Vec3::ONE,
@@ -446,7 +423,6 @@ mod tests {
         )
         .is_none());
         let c = collide_box_box(
-            None,
             Vec3::ZERO,
             Quat::IDENTITY,
             Vec3::ONE,
@@ -466,7 +442,6 @@ mod tests {
         let qa = Quat::from_rotation_z(core::f32::consts::FRAC_PI_4);
         let s2 = 2f32.sqrt();
         let c = collide_box_box(
-            None,
             Vec3::ZERO,
             qa,
             Vec3::ONE,

@@ -13,7 +13,7 @@
 //!
 //! [`collide_box_box`]: super::collide_box_box
 
-use super::box_box::{Feature, EDGE_TOLERANCE, FACE_B_TOLERANCE, MIN_EDGE_AXIS};
+use super::box_box::{Feature, Obb, EDGE_TOLERANCE, FACE_B_TOLERANCE, MIN_EDGE_AXIS};
 use crate::math::{Quat, Vec3};
 use archipelago_simd::{F32x16, Real, BUNDLE, Q4, V3};
 
@@ -178,33 +178,18 @@ impl Sat<f32> {
     }
 }
 
-/// One pair through the `f32` instantiation (the scalar twin of a lane).
-#[allow(clippy::too_many_arguments)]
+/// One pair through the `f32` instantiation (the scalar twin of a lane);
+/// the boxes' axes are glam's `from_quat`, the same bits as [`axes`].
 #[inline]
-pub(crate) fn sat_of_pair(
-    pa: Vec3,
-    qa: Quat,
-    ha: Vec3,
-    pb: Vec3,
-    qb: Quat,
-    hb: Vec3,
-    max_separation: f32,
-) -> Sat<f32> {
+pub(crate) fn sat_of_boxes(a: &Obb, b: &Obb, max_separation: f32) -> Sat<f32> {
     let v = |p: Vec3| V3::new(p.x, p.y, p.z);
-    let q = |q: Quat| Q4 {
-        x: q.x,
-        y: q.y,
-        z: q.z,
-        w: q.w,
-    };
-    let (ua, ub) = (axes(q(qa)), axes(q(qb)));
     sat(
-        v(pa),
-        ua,
-        ha.to_array(),
-        v(pb),
-        ub,
-        hb.to_array(),
+        v(a.c),
+        a.u.map(v),
+        a.h,
+        v(b.c),
+        b.u.map(v),
+        b.h,
         max_separation,
     )
 }
@@ -375,7 +360,8 @@ mod tests {
             let m = 0.02;
             let wide = batch.test(m);
             for (k, &(pa, qa, ha, pb, qb, hb)) in pairs.iter().enumerate() {
-                let expected = sat_of_pair(pa, qa, ha, pb, qb, hb, m).verdict();
+                let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
+                let expected = sat_of_boxes(&a, &b, m).verdict();
                 seen[match expected {
                     Verdict::Separated => 0,
                     Verdict::Touching(Feature::FaceA(_)) => 1,
@@ -385,7 +371,7 @@ mod tests {
                 let lane = wide.lane(k);
                 assert_eq!(lane.verdict(), expected, "round {round} lane {k}");
                 // The gaps the body-pair cache keeps, bit for bit.
-                let one = sat_of_pair(pa, qa, ha, pb, qb, hb, m);
+                let one = sat_of_boxes(&a, &b, m);
                 assert_eq!(
                     lane.face_separations().0.to_bits(),
                     one.face_separations().0.to_bits()

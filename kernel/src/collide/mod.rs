@@ -12,7 +12,7 @@ mod sphere;
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
 
-pub(crate) use box_box::collide_box_box;
+pub(crate) use box_box::{collide_box_box, contact as box_contact, Obb};
 
 pub(crate) use capsule::{collide_capsule_box, collide_capsule_capsule};
 pub(crate) use sphere::{collide_sphere_box, collide_sphere_capsule, collide_sphere_sphere};
@@ -185,7 +185,7 @@ pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<Con
             collide_capsule_box(p, q, radius, b.pos, b.rot, half_extents, m)
         }
         (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) => {
-            collide_box_box(None, a.pos, a.rot, ha, b.pos, b.rot, hb, m)
+            collide_box_box(a.pos, a.rot, ha, b.pos, b.rot, hb, m)
         }
         // unreachable: the kinds are ordered above
         _ => None,
