@@ -25,7 +25,7 @@ pub use columns::{
     add_scaled_columns, add_scaled_columns_scalar, add_scaled_uniform, add_scaled_uniform_scalar,
     all_finite, all_finite_scalar,
 };
-pub use real::{Lane, One, Real, Wide, M3, Q4, V3};
+pub use real::{atan2, Lane, One, Real, Wide, M3, Q4, V3};
 
 /// The f32 lane vector used throughout (see the crate docs for the choice).
 pub type F32s = wide::f32x16;

@@ -301,6 +301,24 @@ pub struct Q4<R> {
     pub w: R,
 }
 
+/// The Hamilton product `self ⊗ o` (the rotation `o`, then `self`), term
+/// for term as the kernel's scalar `math::quat_mul`.
+impl<R: Real> core::ops::Mul for Q4<R> {
+    type Output = Self;
+
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        let (x0, y0, z0, w0) = (self.x, self.y, self.z, self.w);
+        let (x1, y1, z1, w1) = (o.x, o.y, o.z, o.w);
+        Q4 {
+            x: w0 * x1 + x0 * w1 + y0 * z1 - z0 * y1,
+            y: w0 * y1 - x0 * z1 + y0 * w1 + z0 * x1,
+            z: w0 * z1 + x0 * y1 - y0 * x1 + z0 * w1,
+            w: w0 * w1 - x0 * x1 - y0 * y1 - z0 * z1,
+        }
+    }
+}
+
 impl<R: Real> Q4<R> {
     /// `q v q*` as glam's `Quat::mul_vec3` computes it without FMA:
     /// `(v (w² − b·b) + b (2 v·b)) + (b × v)(2w)`, `b = (x, y, z)`. glam
@@ -313,6 +331,64 @@ impl<R: Real> Q4<R> {
         let two = R::splat(2.0);
         let b2 = b.dot(b);
         v.scale(self.w * self.w - b2) + b.scale(v.dot(b) * two) + b.cross(v).scale(self.w * two)
+    }
+
+    /// The inverse of a unit quaternion.
+    #[inline(always)]
+    pub fn conj(self) -> Self {
+        Q4 {
+            x: -self.x,
+            y: -self.y,
+            z: -self.z,
+            w: self.w,
+        }
+    }
+
+    /// `q` where `m` holds, else `-q` (the same rotation).
+    #[inline(always)]
+    pub fn negate_unless(self, m: R::Mask) -> Self {
+        Q4 {
+            x: R::select(m, self.x, -self.x),
+            y: R::select(m, self.y, -self.y),
+            z: R::select(m, self.z, -self.z),
+            w: R::select(m, self.w, -self.w),
+        }
+    }
+
+    /// The rotated x axis: the first column of the rotation matrix.
+    #[inline(always)]
+    pub fn axis_x(self) -> V3<R> {
+        let (one, two) = (R::splat(1.0), R::splat(2.0));
+        let (x, y, z, w) = (self.x, self.y, self.z, self.w);
+        V3::new(
+            one - two * (y * y + z * z),
+            two * (x * y + w * z),
+            two * (x * z - w * y),
+        )
+    }
+
+    /// The rotated y axis (second column).
+    #[inline(always)]
+    pub fn axis_y(self) -> V3<R> {
+        let (one, two) = (R::splat(1.0), R::splat(2.0));
+        let (x, y, z, w) = (self.x, self.y, self.z, self.w);
+        V3::new(
+            two * (x * y - w * z),
+            one - two * (x * x + z * z),
+            two * (y * z + w * x),
+        )
+    }
+
+    /// The rotated z axis (third column).
+    #[inline(always)]
+    pub fn axis_z(self) -> V3<R> {
+        let (one, two) = (R::splat(1.0), R::splat(2.0));
+        let (x, y, z, w) = (self.x, self.y, self.z, self.w);
+        V3::new(
+            two * (x * z + w * y),
+            two * (y * z - w * x),
+            one - two * (x * x + y * y),
+        )
     }
 }
 
@@ -372,6 +448,44 @@ impl<R: Real> M3<R> {
     pub fn mul_vec(&self, v: V3<R>) -> V3<R> {
         self.x_axis.scale(v.x) + self.y_axis.scale(v.y) + self.z_axis.scale(v.z)
     }
+}
+
+/// `atan2(y, x)` in radians, in `[-π, π]`, from the operations of
+/// [`Real`] alone, so every lane of a bundle computes what one lane
+/// computes (libm's `atan2` differs between platforms and is not a lane
+/// operation). The ratio of the smaller to the larger magnitude is brought
+/// into `[0, tan(π/8)]` (`atan a = π/4 + atan((a − 1)/(a + 1))` above it),
+/// where the odd Taylor series to `u¹³` is within 2e-7 rad; the octant
+/// then follows from selects. `atan2(0, 0)` is 0.
+#[inline(always)]
+pub fn atan2<R: Real>(y: R, x: R) -> R {
+    const TAN_PI_8: f32 = 0.414_213_57;
+    let zero = R::zero();
+    let one = R::splat(1.0);
+    let (ay, ax) = (y.abs(), x.abs());
+    let steep = ay.gt(ax);
+    let (num, den) = (R::select(steep, ax, ay), R::select(steep, ay, ax));
+    // 0/0: a ratio of 0 (den is 0 only when both are)
+    let a = R::select(den.gt(zero), num / den, zero);
+    let far = a.gt(R::splat(TAN_PI_8));
+    let u = R::select(far, (a - one) / (a + one), a);
+    let u2 = u * u;
+    let mut p = R::splat(1.0 / 13.0);
+    for c in [
+        -1.0 / 11.0,
+        1.0 / 9.0,
+        -1.0 / 7.0,
+        1.0 / 5.0,
+        -1.0 / 3.0,
+        1.0,
+    ] {
+        p = p * u2 + R::splat(c);
+    }
+    let base = u * p;
+    let r = R::select(far, R::splat(core::f32::consts::FRAC_PI_4) + base, base);
+    let r = R::select(steep, R::splat(core::f32::consts::FRAC_PI_2) - r, r);
+    let r = R::select(x.lt(zero), R::splat(core::f32::consts::PI) - r, r);
+    R::select(y.lt(zero), -r, r)
 }
 
 /// Which lanes of `[f32; LANES]` fields an item's values live in.
@@ -475,6 +589,72 @@ mod tests {
                     "lane {i}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn atan2_is_close_to_libm_everywhere() {
+        let mut rng = Rng(11);
+        let mut worst = 0f32;
+        for k in 0..200_000 {
+            let (y, x) = if k % 4 == 0 {
+                // near the axes and the diagonals
+                let a = rng.range(-4.0, 4.0);
+                (a.sin(), a.cos())
+            } else {
+                (rng.range(-100.0, 100.0), rng.range(-100.0, 100.0))
+            };
+            let e = (atan2(y, x) - y.atan2(x)).abs();
+            worst = worst.max(e);
+        }
+        assert!(worst < 5e-7, "worst error {worst} rad");
+        assert_eq!(atan2(0.0f32, 0.0), 0.0);
+        assert_eq!(atan2(0.0f32, -1.0), core::f32::consts::PI);
+        assert!((atan2(1.0f32, 0.0) - core::f32::consts::FRAC_PI_2).abs() < 1e-7);
+        // one source: every lane equals the scalar result on its inputs
+        let ys = rng.lanes(-3.0, 3.0);
+        let xs = rng.lanes(-3.0, 3.0);
+        let w = atan2(F32x16(ys), F32x16(xs)).to_array();
+        for i in 0..LANES {
+            assert_eq!(w[i].to_bits(), atan2(ys[i], xs[i]).to_bits());
+        }
+    }
+
+    #[test]
+    fn quaternion_helpers_match_glam() {
+        let mut rng = Rng(3);
+        for _ in 0..2000 {
+            let a = glam::Quat::from_xyzw(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+            )
+            .normalize();
+            let b = glam::Quat::from_xyzw(
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+                rng.range(-1.0, 1.0),
+            )
+            .normalize();
+            let q = |g: glam::Quat| Q4 {
+                x: g.x,
+                y: g.y,
+                z: g.z,
+                w: g.w,
+            };
+            let m = q(a) * q(b);
+            let g = a * b;
+            assert!((glam::Quat::from_xyzw(m.x, m.y, m.z, m.w) - g).length() < 1e-6);
+            let r = glam::Mat3::from_quat(a);
+            let close =
+                |v: V3<f32>, g: glam::Vec3| (glam::Vec3::new(v.x, v.y, v.z) - g).length() < 1e-6;
+            assert!(close(q(a).axis_x(), r.x_axis));
+            assert!(close(q(a).axis_y(), r.y_axis));
+            assert!(close(q(a).axis_z(), r.z_axis));
+            let c = q(a).conj() * q(a);
+            assert!((c.w - 1.0).abs() < 1e-6);
         }
     }
 
