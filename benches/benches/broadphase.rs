@@ -90,6 +90,7 @@ fn setup(kind: BroadPhaseKind, n: usize, pattern: Pattern) -> Setup {
         max_bodies: n + 16,
         max_body_pairs: 4 * n + 1024,
         max_contact_constraints: 1024,
+        max_joints: 0,
     };
     let settings = PhysicsSettings {
         broad_phase: kind,

@@ -132,7 +132,7 @@ thread_local! {
     /// slot and generation as this world's first bodies, another tag.
     static FOREIGN: RefCell<Vec<BodyId>> = RefCell::new({
         let mut w = PhysicsSystem::new(
-            Capacities { max_bodies: 8, max_body_pairs: 8, max_contact_constraints: 8 },
+            Capacities { max_bodies: 8, max_body_pairs: 8, max_contact_constraints: 8, max_joints: 8, },
             PhysicsSettings::default(),
         )
         .expect("a small world");

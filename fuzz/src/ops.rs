@@ -333,6 +333,7 @@ impl Gen {
             max_bodies: self.rng.pick(&[1, 2, 3, 8, 32, 64, 200, 256]),
             max_body_pairs: self.rng.pick(&[1, 2, 8, 64, 512, 4096, 65536]),
             max_contact_constraints: self.rng.pick(&[1, 2, 8, 64, 512, 4096]),
+            max_joints: self.rng.pick(&[0, 1, 2, 8, 64, 512]),
         };
         if self.hostile() {
             let bad = self.rng.pick(&[

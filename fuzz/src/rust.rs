@@ -249,14 +249,15 @@ pub fn to_rust(case: &Case) -> String {
         s,
         "    let pools: Vec<ThreadPool> = {POOL_SIZES:?}.iter().map(|&n| build_pinned_pool(Some(n)).unwrap().pool).collect();"
     );
-    s += "    let mut other = PhysicsSystem::new(Capacities { max_bodies: 8, max_body_pairs: 8, max_contact_constraints: 8 }, PhysicsSettings::default()).unwrap();\n";
+    s += "    let mut other = PhysicsSystem::new(Capacities { max_bodies: 8, max_body_pairs: 8, max_contact_constraints: 8, max_joints: 8, }, PhysicsSettings::default()).unwrap();\n";
     s += "    let foreign: Vec<BodyId> = (0..8).map(|k| other.create_body(&scenes::cube(0.5, Vec3::new(3.0 * k as f32, 0.5, 0.0))).unwrap()).collect();\n";
     let _ = writeln!(
         s,
-        "    let mut w = PhysicsSystem::new(Capacities {{ max_bodies: {}, max_body_pairs: {}, max_contact_constraints: {} }}, {}).unwrap();",
+        "    let mut w = PhysicsSystem::new(Capacities {{ max_bodies: {}, max_body_pairs: {}, max_contact_constraints: {}, max_joints: {} }}, {}).unwrap();",
         c.max_bodies,
         c.max_body_pairs,
         c.max_contact_constraints,
+        c.max_joints,
         settings(&case.settings)
     );
     s += "    let mut ids: Vec<BodyId> = Vec::new();\n";

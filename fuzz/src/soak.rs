@@ -102,6 +102,7 @@ pub fn soak(
         max_bodies: cfg.bodies + 1,
         max_body_pairs: 16 * cfg.bodies,
         max_contact_constraints: 8 * cfg.bodies,
+        max_joints: 8,
     };
     let mut w = PhysicsSystem::new(capacities, PhysicsSettings::default()).expect("a world");
     let floor = Shape::cuboid(Vec3::new(40.0, 1.0, 40.0)).expect("a floor");

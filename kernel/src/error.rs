@@ -59,6 +59,35 @@ pub enum PhysicsError {
     /// `MAX_REGIONS`, an unknown region id, or a region call on a world
     /// that does not use MBP.
     InvalidBroadPhaseRegions,
+    /// The handle names no live joint (never issued, removed, or from
+    /// another system).
+    InvalidJointId,
+    /// `max_joints` joints already exist.
+    JointCapacityReached,
+    /// A joint's two sides are the same body.
+    JointToSelf,
+    /// Neither side of a joint is a dynamic body (two static or kinematic
+    /// bodies, or one and the world): it could never move anything.
+    JointWithoutDynamicBody,
+    /// A joint frame's anchor is NaN, infinite or beyond
+    /// [`MAX_COORDINATE`](crate::MAX_COORDINATE), or its axes are not unit
+    /// length and perpendicular (within
+    /// [`JOINT_AXIS_TOLERANCE`](crate::JOINT_AXIS_TOLERANCE)).
+    InvalidJointFrame,
+    /// Joint limits are NaN, `min > max`, or outside their range (angles in
+    /// `[-π, π]`, a swing cone in `[0, π]`, distances `>= 0`).
+    InvalidJointLimits,
+    /// A spring's frequency is not in `(0, MAX_SPRING_FREQUENCY]` or its
+    /// damping not in `[0, MAX_SPRING_DAMPING]` (NaN included).
+    InvalidSpring,
+    /// A motor's target is NaN or out of range, or its maximum force or a
+    /// friction is negative or non-finite.
+    InvalidMotor,
+    /// A joint call for another kind of joint (a motor on a point joint,
+    /// limits on a fixed one).
+    WrongJointKind,
+    /// The body still has joints: remove them before destroying it.
+    BodyHasJoints,
 }
 
 impl fmt::Display for PhysicsError {
@@ -84,6 +113,18 @@ impl fmt::Display for PhysicsError {
             Self::OutOfMemory => "the world's buffers could not be allocated",
             Self::Poisoned => "an earlier update panicked; the world no longer steps",
             Self::InvalidBroadPhaseRegions => "invalid broad-phase regions",
+            Self::InvalidJointId => "unknown or stale joint id",
+            Self::JointCapacityReached => "max_joints reached",
+            Self::JointToSelf => "a joint joins a body to itself",
+            Self::JointWithoutDynamicBody => "a joint needs a dynamic body",
+            Self::InvalidJointFrame => {
+                "joint anchor out of range or axes not unit and perpendicular"
+            }
+            Self::InvalidJointLimits => "joint limits NaN, inverted or out of range",
+            Self::InvalidSpring => "spring frequency or damping out of range",
+            Self::InvalidMotor => "motor target, force or friction out of range",
+            Self::WrongJointKind => "operation not allowed for this kind of joint",
+            Self::BodyHasJoints => "the body still has joints",
         };
         f.write_str(s)
     }

@@ -1,5 +1,6 @@
-//! Islands: connected components of the contact graph over the awake
-//! dynamic bodies, rebuilt from scratch every step (Jolt's `IslandBuilder`).
+//! Islands: connected components of the contact and joint graph over the
+//! awake dynamic bodies, rebuilt from scratch every step (Jolt's
+//! `IslandBuilder`).
 //!
 //! 1. [`IslandBuilder::init`]: one `AtomicU32` link per active body, each
 //!    pointing at itself.
@@ -21,6 +22,7 @@
 use crate::body::{Bodies, MotionType};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
+use crate::joint::store::{Joints, WORLD};
 use crate::narrowphase::Manifold;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -218,7 +220,7 @@ impl IslandBuilder {
             );
         }
         ctx.serial("sort islands", || {
-            // sizes: contacts per island (constraints arrive with joints),
+            // sizes: constraints (contacts and joints) per island,
             // counted in runs: contacts of one island mostly follow each
             // other, and a register count avoids a chain of increments
             // through memory
@@ -456,13 +458,17 @@ impl CountingSort<'_> {
     }
 }
 
-/// Links every solvable contact between two awake dynamic bodies and
-/// finalizes the islands.
+/// Links every solvable contact and every active joint between two awake
+/// dynamic bodies (Jolt's `LinkContact`, `LinkConstraint`) and finalizes
+/// the islands. Items are the manifolds, then the active joints (item
+/// `manifolds.len() + j` is active joint `j`), and an island's constraints
+/// are both.
 pub(crate) fn build_islands(
     ctx: &StepCtx,
     islands: &mut IslandBuilder,
     bodies: &Bodies,
     manifolds: &[Manifold],
+    joints: &Joints,
 ) {
     ctx.serial("init islands", || {
         islands.init(
@@ -486,15 +492,33 @@ pub(crate) fn build_islands(
             }
         }
     });
+    // A joint's body B may be the world, which is never a node.
+    let joint_node = |i: u32| if i == WORLD { None } else { node(i) };
+    let joint_ends = |k: usize| {
+        let d = &joints.data[joints.active[k] as usize];
+        (joint_node(d.body_a), joint_node(d.body_b))
+    };
+    ctx.par_for("link joints", joints.active.len(), LINKS_PER_JOB, |range| {
+        for k in range {
+            if let (Some(a), Some(b)) = joint_ends(k) {
+                builder.link(a, b);
+            }
+        }
+    });
+    let m = manifolds.len();
     islands.finalize(
         ctx,
-        manifolds.len(),
+        m + joints.active.len(),
         |k| {
-            let m = &manifolds[k];
-            if m.sensor {
+            if k >= m {
+                let (a, b) = joint_ends(k - m);
+                return a.or(b);
+            }
+            let c = &manifolds[k];
+            if c.sensor {
                 return None;
             }
-            node(m.pair.a).or_else(|| node(m.pair.b))
+            node(c.pair.a).or_else(|| node(c.pair.b))
         },
         |i| bodies.active[i as usize],
     );

@@ -4,6 +4,8 @@
 //! aligned structure-of-arrays columns; a step runs named phases (see
 //! [`pipeline`](crate::PhysicsSystem::update)): forces, broad phase, narrow
 //! phase, solver setup, velocity solve, integration, position solve.
+//! Contacts and joints ([`JointSettings`]: fixed, point, distance, hinge,
+//! slider, swing-twist) are solved together, 16 lanes wide.
 //!
 //! ```
 //! use archipelago::{BodyCreationSettings, Capacities, MotionType, PhysicsSettings, PhysicsSystem, Shape, Vec3};
@@ -30,6 +32,7 @@ mod error;
 mod integrate;
 mod islands;
 mod jobs;
+mod joint;
 mod limits;
 mod math;
 mod narrowphase;
@@ -53,10 +56,16 @@ pub use body::{
 pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};
 pub use broadphase::{BroadPhaseKind, LayerFilter};
 pub use error::{PhysicsError, Result};
+pub use joint::{
+    DistanceJoint, HingeJoint, JointFrame, JointId, JointImpulse, JointKind, JointMotor,
+    JointSettings, MotorMode, SliderJoint, Spring, SwingTwistJoint, JOINT_AXIS_TOLERANCE,
+    MAX_SPRING_DAMPING, MAX_SPRING_FREQUENCY,
+};
 pub use limits::{
     MAX_BODIES, MAX_BODY_PAIRS, MAX_COLLISION_STEPS, MAX_CONTACT_CONSTRAINTS, MAX_CONTACT_DISTANCE,
-    MAX_COORDINATE, MAX_FRICTION, MAX_GRAVITY, MAX_GRAVITY_FACTOR, MAX_MASS, MAX_SHAPE_SIZE,
-    MAX_SOLVER_ITERATIONS, MAX_SPEED, MAX_TIME_STEP, MIN_MASS, MIN_SHAPE_SIZE, MIN_TIME_STEP,
+    MAX_COORDINATE, MAX_FRICTION, MAX_GRAVITY, MAX_GRAVITY_FACTOR, MAX_JOINTS, MAX_MASS,
+    MAX_SHAPE_SIZE, MAX_SOLVER_ITERATIONS, MAX_SPEED, MAX_TIME_STEP, MIN_MASS, MIN_SHAPE_SIZE,
+    MIN_TIME_STEP,
 };
 pub use math::{Mat3, Quat, Vec3};
 /// The pool type `update` runs on.

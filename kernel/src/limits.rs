@@ -89,6 +89,9 @@ pub const MAX_BODY_PAIRS: usize = 1 << 26;
 /// Most contact manifolds per collision step a world may be created for.
 pub const MAX_CONTACT_CONSTRAINTS: usize = 1 << 25;
 
+/// Most joints a world may be created for.
+pub const MAX_JOINTS: usize = 1 << 23;
+
 /// Whether a position is finite and within [`MAX_COORDINATE`].
 #[inline]
 pub(crate) fn position_ok(p: crate::math::Vec3) -> bool {

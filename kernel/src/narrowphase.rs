@@ -99,6 +99,8 @@ pub(crate) struct NarrowStats {
     pub cache_misses: u32,
     /// Pairs whose bounding spheres were apart (see [`bounds_apart`]).
     pub apart_by_bounds: u32,
+    /// Pairs a joint keeps from colliding.
+    pub jointed: u32,
 }
 
 impl NarrowPhase {
@@ -115,7 +117,8 @@ impl NarrowPhase {
     }
 
     /// Manifolds of `pairs` (sorted), through the body-pair cache when
-    /// `cache` gives its tolerance.
+    /// `cache` gives its tolerance; the pairs in `no_contact` (sorted:
+    /// bodies a joint keeps from colliding) get none.
     // Never inlined: instruction counts toggle collection on it.
     #[inline(never)]
     pub fn run(
@@ -123,6 +126,7 @@ impl NarrowPhase {
         ctx: &StepCtx,
         bodies: &Bodies,
         pairs: &[BodyPair],
+        no_contact: &[BodyPair],
         max_separation: f32,
         cache: Option<PairCacheTolerance>,
     ) -> NarrowStats {
@@ -145,15 +149,26 @@ impl NarrowPhase {
         let previous_slots = &self.previous_slots[..previous_pairs.len()];
         // One add per job: a sum, the same whatever order jobs finish in.
         let apart_by_bounds = AtomicU32::new(0);
+        let jointed = AtomicU32::new(0);
         let hits = ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
             let pairs = &pairs[first..first + chunk.len()];
             let mut j = previous_pairs.partition_point(|p| *p < pairs[0]);
-            let (mut hits, mut apart) = (0, 0);
+            // the pairs joints keep apart, walked forward like the cache's
+            let mut x = no_contact.partition_point(|p| *p < pairs[0]);
+            let (mut hits, mut apart, mut joined) = (0, 0, 0);
             // Box–box pairs to collide wait in lanes for the wide test
             // (set up on the job's first such pair: a settled job has none).
             let mut waiting: Option<(BoxPairs, [(u8, PairPoses); BUNDLE])> = None;
             let cached = cache.is_some();
             for (k, &pair) in pairs.iter().enumerate() {
+                while x < no_contact.len() && no_contact[x] < pair {
+                    x += 1;
+                }
+                if x < no_contact.len() && no_contact[x] == pair {
+                    chunk[k].not_collided();
+                    joined += 1;
+                    continue;
+                }
                 if bounds_apart(bodies, pair, max_separation) {
                     chunk[k].not_collided();
                     apart += 1;
@@ -213,12 +228,14 @@ impl NarrowPhase {
                 collide_boxes(lanes, entries, chunk, pairs, bodies, max_separation, cached);
             }
             apart_by_bounds.fetch_add(apart, Ordering::Relaxed);
+            jointed.fetch_add(joined, Ordering::Relaxed);
             hits
         });
         let mut stats = self.compact(ctx, pairs);
         stats.cache_hits = hits;
         stats.apart_by_bounds = apart_by_bounds.into_inner();
-        stats.cache_misses = pairs.len() as u32 - hits - stats.apart_by_bounds;
+        stats.jointed = jointed.into_inner();
+        stats.cache_misses = pairs.len() as u32 - hits - stats.apart_by_bounds - stats.jointed;
         if cache.is_some() {
             core::mem::swap(&mut self.slots, &mut self.previous_slots);
             if !in_place {

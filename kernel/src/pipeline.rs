@@ -6,11 +6,13 @@
 //!
 //! 1. early out when nothing is awake (or `dt <= 0`): broad-phase
 //!    bookkeeping only
-//! 2. broad phase: candidate pairs; awake bodies touching sleeping ones wake
-//!    their whole island (repeated until nothing more wakes)
+//! 2. broad phase: candidate pairs; awake bodies touching sleeping ones, or
+//!    jointed to them, wake their whole island (repeated until nothing more
+//!    wakes); the joints this step solves
 //! 3. apply gravity, forces and damping to the awake bodies
-//! 4. narrow phase: contact manifolds
-//! 5. islands: link contacts, number and sort islands biggest first
+//! 4. narrow phase: contact manifolds (none for pairs a joint keeps apart)
+//! 5. islands: link contacts and joints, number and sort islands biggest
+//!    first
 //! 6. split large islands (Jolt's splitter), lay out the constraint order
 //! 7. solver setup (warm start is the velocity solve's iteration 0)
 //! 8. velocity iterations
@@ -116,6 +118,9 @@ impl PhysicsSystem {
                     ctx.serial("quarantine", || self.quarantine(&mut stats));
                 }
                 self.collision_step(ctx, sub_dt, last.then_some(dt), &mut stats);
+                if !self.joints.active.is_empty() {
+                    ctx.serial("sum joint impulses", || self.joints.sum_impulses(step == 0));
+                }
             }
         } else {
             // Nothing simulated: no contacts this step (the cache keeps the
@@ -156,10 +161,11 @@ impl PhysicsSystem {
 
         let broad = &mut self.broad;
         let pairs = &mut self.pairs;
+        let joints = &mut self.joints;
         let (maintained, search, woken) = ctx.phase("broad_phase", &mut times.broad_phase, || {
             let maintained = broad.update(ctx, bodies);
             let mut woken = 0;
-            loop {
+            let found = loop {
                 let search = broad.report(ctx, bodies, &s.layer_filter, pairs, max_pairs);
                 // Reported pairs have an awake side; with no sleeper in any
                 // pair there is nothing to wake or drop (the common case
@@ -167,7 +173,7 @@ impl PhysicsSystem {
                 let sleeper = |p: &crate::broadphase::BodyPair| {
                     bodies.is_sleeping(p.a as usize) || bodies.is_sleeping(p.b as usize)
                 };
-                let now = if bodies.sleeping_islands > 0
+                let mut now = if bodies.sleeping_islands > 0
                     && ctx.par_any("find sleepers", pairs, SLEEPER_CHECKS_PER_JOB, sleeper)
                 {
                     ctx.serial("wake touched", || {
@@ -176,11 +182,24 @@ impl PhysicsSystem {
                 } else {
                     0
                 };
+                // A joint wakes its sleeping side as a contact would.
+                if bodies.sleeping_islands > 0 && !joints.is_empty() {
+                    now += ctx.serial("wake jointed", || joints.wake_sleeping_sides(bodies));
+                }
                 woken += now;
                 if now == 0 {
                     break (maintained, search, woken);
                 }
+            };
+            if !joints.is_empty() {
+                ctx.serial("active joints", || {
+                    joints.collect_active(bodies);
+                    joints.refresh_no_contact();
+                });
+            } else {
+                joints.active.clear();
             }
+            found
         });
         stats.bodies_woken += woken;
         stats.pairs_created += maintained.created;
@@ -196,6 +215,7 @@ impl PhysicsSystem {
                 ctx,
                 bodies,
                 &self.pairs,
+                &self.joints.no_contact,
                 s.speculative_contact_distance,
                 s.pair_cache(),
             )
@@ -204,11 +224,12 @@ impl PhysicsSystem {
 
         let islands = &mut self.islands;
         ctx.phase("islands", &mut times.islands, || {
-            build_islands(ctx, islands, bodies, manifolds)
+            build_islands(ctx, islands, bodies, manifolds, &self.joints)
         });
 
         let split = ctx.phase("split", &mut times.split, || {
-            self.solver.split(ctx, bodies, manifolds, islands, &s)
+            self.solver
+                .split(ctx, bodies, manifolds, &self.joints, islands, &s)
         });
 
         let warm = ctx.phase("setup", &mut times.setup, || {
@@ -218,13 +239,15 @@ impl PhysicsSystem {
                 s.contact_point_preserve_distance,
                 s.contact_normal_preserve_cos,
             );
-            self.solver.setup(ctx, bodies, manifolds, &s, dt);
+            self.solver
+                .setup(ctx, bodies, manifolds, &self.joints, &s, dt);
             warm
         });
 
         ctx.phase("velocity_solve", &mut times.velocity_solve, || {
             self.solver.solve_velocities(ctx, s.velocity_iterations, &s);
-            self.solver.finish_velocities(ctx, bodies, manifolds);
+            self.solver
+                .finish_velocities(ctx, bodies, manifolds, &mut self.joints);
         });
 
         let mut faults = ctx.phase("integrate", &mut times.integrate, || {
@@ -232,7 +255,8 @@ impl PhysicsSystem {
         });
 
         faults += ctx.phase("position_solve", &mut times.position_solve, || {
-            self.solver.solve_positions(ctx, bodies, &s)
+            self.solver
+                .solve_positions(ctx, bodies, &self.joints, &s, dt)
         });
 
         if let Some(sleep_dt) = sleep_dt {
@@ -273,6 +297,9 @@ impl PhysicsSystem {
         stats.body_pair_cache_hits += narrow.cache_hits;
         stats.body_pair_cache_misses += narrow.cache_misses;
         stats.body_pairs_apart_by_bounds += narrow.apart_by_bounds;
+        stats.body_pairs_jointed += narrow.jointed;
+        stats.active_joints = self.joints.active.len() as u32;
+        stats.joints_in_trees = split.tree_joints;
         if search.dropped + maintained.dropped > 0 {
             stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
         }

@@ -5,7 +5,10 @@
 
 use crate::body::{BodyCreationSettings, BodyId, MotionType};
 use crate::error::Result;
-use crate::math::{Quat, Vec3};
+use crate::joint::{
+    DistanceJoint, HingeJoint, JointFrame, JointKind, JointSettings, SwingTwistJoint,
+};
+use crate::math::{rotate, Quat, Vec3};
 use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
 use crate::system::PhysicsSystem;
@@ -13,25 +16,110 @@ use crate::system::PhysicsSystem;
 /// Time step every standard scene uses.
 pub const DT: f32 = 1.0 / 60.0;
 
-/// A scene: capacities and the bodies to create, in order (body 0 is the
-/// floor where there is one).
+/// A joint of a scene, between bodies given by their index in
+/// [`Scene::bodies`] (`None`: the world), with frames in each body's local
+/// space (world space for the world).
+#[derive(Debug, Clone, Copy)]
+pub struct SceneJoint {
+    pub a: Option<usize>,
+    pub b: Option<usize>,
+    pub frame_a: JointFrame,
+    pub frame_b: JointFrame,
+    pub kind: JointKind,
+}
+
+/// Bodies that join a scene during its run: `bodies[first..]` are created
+/// with the others but added only before update number `step` (counting
+/// from 0), as the net's falling cubes.
+#[derive(Debug, Clone, Copy)]
+pub struct LateBodies {
+    pub step: u32,
+    pub first: usize,
+}
+
+/// A scene: capacities, the bodies to create, in order (body 0 is the
+/// floor where there is one), the joints between them, and bodies that
+/// arrive later.
 #[derive(Debug, Clone)]
 pub struct Scene {
     pub name: &'static str,
     pub capacities: Capacities,
     pub bodies: Vec<BodyCreationSettings>,
+    pub joints: Vec<SceneJoint>,
+    pub late: Option<LateBodies>,
 }
 
 impl Scene {
-    /// Creates a world with these bodies added, returning their ids in order.
+    /// Creates a world with these bodies (added, but for the late ones) and
+    /// joints, returning the bodies' ids in order. Drive it with
+    /// [`before_update`](Self::before_update) so late bodies arrive.
     pub fn build(&self, settings: PhysicsSettings) -> Result<(PhysicsSystem, Vec<BodyId>)> {
         let mut world = PhysicsSystem::new(self.capacities, settings)?;
+        let first_late = self.late.map_or(self.bodies.len(), |l| l.first);
         let ids = self
             .bodies
             .iter()
-            .map(|b| world.create_and_add_body(b))
+            .enumerate()
+            .map(|(k, b)| {
+                if k < first_late {
+                    world.create_and_add_body(b)
+                } else {
+                    world.create_body(b)
+                }
+            })
             .collect::<Result<Vec<_>>>()?;
+        for j in &self.joints {
+            world.create_joint(&JointSettings::new(
+                j.a.map(|k| ids[k]),
+                j.b.map(|k| ids[k]),
+                j.frame_a,
+                j.frame_b,
+                j.kind,
+            ))?;
+        }
         Ok((world, ids))
+    }
+
+    /// What the scene does before update number `steps_done` (from 0): adds
+    /// its late bodies when their step comes. Scenes without late bodies do
+    /// nothing.
+    pub fn before_update(
+        &self,
+        world: &mut PhysicsSystem,
+        ids: &[BodyId],
+        steps_done: u32,
+    ) -> Result<()> {
+        if let Some(late) = self.late {
+            if late.step == steps_done {
+                for &id in &ids[late.first..] {
+                    world.add_body(id)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The largest violation of any joint at these poses (one per body, in
+    /// scene order; from any engine): how far apart a joint's anchors are
+    /// (for a distance joint, how far its length is outside its limits),
+    /// m. Engines' joints stretch under load; this is what the peers
+    /// compare.
+    pub fn joint_stretch(&self, poses: &[(Vec3, Quat)]) -> f32 {
+        let anchor = |k: Option<usize>, f: &JointFrame| match k {
+            Some(k) => poses[k].0 + rotate(poses[k].1, f.anchor),
+            None => f.anchor,
+        };
+        self.joints
+            .iter()
+            .map(|j| {
+                let d = (anchor(j.b, &j.frame_b) - anchor(j.a, &j.frame_a)).length();
+                match j.kind {
+                    JointKind::Distance(dj) => (d - d.clamp(dj.min, dj.max)).abs(),
+                    JointKind::Slider(_) => 0.0,
+                    _ => d,
+                }
+            })
+            .fold(0.0, f32::max)
     }
 
     /// Number of dynamic bodies.
@@ -44,7 +132,7 @@ impl Scene {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; 13] = [
     "pyramid",
     "rain",
     "piles",
@@ -55,6 +143,9 @@ pub const NAMES: [&str; 10] = [
     "slide",
     "pile_split",
     "tower_split",
+    "chains",
+    "net",
+    "ragdolls",
 ];
 
 pub fn by_name(name: &str) -> Option<Scene> {
@@ -69,6 +160,9 @@ pub fn by_name(name: &str) -> Option<Scene> {
         "slide" => slide(),
         "pile_split" => pile_split(),
         "tower_split" => tower_split(),
+        "chains" => chains(),
+        "net" => net(),
+        "ragdolls" => ragdolls(),
         _ => return None,
     })
 }
@@ -94,6 +188,8 @@ fn scene(name: &'static str, bodies: Vec<BodyCreationSettings>) -> Scene {
         name,
         capacities: Capacities::default(),
         bodies,
+        joints: Vec::new(),
+        late: None,
     }
 }
 
@@ -261,6 +357,311 @@ pub fn tower_split() -> Scene {
     scene("tower_split", bodies)
 }
 
+/// `world` (a frame in world space) in the local space of a body created
+/// with `b` (where it starts).
+pub fn local_frame(b: &BodyCreationSettings, world: JointFrame) -> JointFrame {
+    let q = b.rotation.inverse();
+    JointFrame {
+        anchor: rotate(q, world.anchor - b.position),
+        axis: rotate(q, world.axis),
+        normal: rotate(q, world.normal),
+    }
+}
+
+/// A joint between scene bodies `a` and `b` (or the world) at the world
+/// frame `at`, where both start.
+fn joint_at(
+    bodies: &[BodyCreationSettings],
+    a: Option<usize>,
+    b: Option<usize>,
+    at: JointFrame,
+    kind: JointKind,
+) -> SceneJoint {
+    let frame = |k: Option<usize>| k.map_or(at, |k| local_frame(&bodies[k], at));
+    SceneJoint {
+        a,
+        b,
+        frame_a: frame(a),
+        frame_b: frame(b),
+        kind,
+    }
+}
+
+/// Turns the capsule's local y axis onto world x.
+fn along_x() -> Quat {
+    Quat::from_rotation_z(-core::f32::consts::FRAC_PI_2)
+}
+
+/// 64 chains of 20 capsule links (radius 0.05, half height 0.1) along +x,
+/// joined by point joints at their shared cap centres; each chain's first
+/// link hangs from the world at (0, 10, 0.5 c), and swings down in its own
+/// x–y plane.
+pub fn chains() -> Scene {
+    const CHAINS: usize = 64;
+    const LINKS: usize = 20;
+    let capsule = Shape::Capsule {
+        half_height: 0.1,
+        radius: 0.05,
+    };
+    let mut bodies = Vec::with_capacity(CHAINS * LINKS);
+    let mut joints = Vec::with_capacity(CHAINS * LINKS);
+    for c in 0..CHAINS {
+        let z = 0.5 * c as f32;
+        for k in 0..LINKS {
+            let centre = Vec3::new(0.1 + 0.2 * k as f32, 10.0, z);
+            bodies.push(
+                BodyCreationSettings::new(capsule, centre, MotionType::Dynamic)
+                    .with_rotation(along_x()),
+            );
+            let at = JointFrame::at(Vec3::new(0.2 * k as f32, 10.0, z));
+            let prev = (k > 0).then(|| bodies.len() - 2);
+            joints.push(joint_at(
+                &bodies,
+                prev,
+                Some(bodies.len() - 1),
+                at,
+                JointKind::Point,
+            ));
+        }
+    }
+    Scene {
+        joints,
+        ..scene("chains", bodies)
+    }
+}
+
+/// A 32 × 32 net of spheres (radius 0.1) 0.3 m apart at y = 8, each joined
+/// to its +x and +z neighbours by rigid distance joints, the corners held
+/// by the world; after 60 steps, 64 cubes (half extent 0.2) in an 8 × 8
+/// grid spaced 0.6 m fall onto it from y = 10. No sleeping.
+pub fn net() -> Scene {
+    const N: usize = 32;
+    const SPACING: f32 = 0.3;
+    let ball = Shape::Sphere { radius: 0.1 };
+    let at = |i: usize, k: usize| {
+        let c = (N as f32 - 1.0) / 2.0;
+        Vec3::new((i as f32 - c) * SPACING, 8.0, (k as f32 - c) * SPACING)
+    };
+    let mut bodies = vec![floor()];
+    for k in 0..N {
+        for i in 0..N {
+            bodies.push(
+                BodyCreationSettings::new(ball, at(i, k), MotionType::Dynamic)
+                    .with_allow_sleeping(false),
+            );
+        }
+    }
+    let index = |i: usize, k: usize| 1 + k * N + i;
+    let rod = JointKind::Distance(DistanceJoint {
+        min: SPACING,
+        max: SPACING,
+        spring: None,
+    });
+    let mut joints = Vec::new();
+    for k in 0..N {
+        for i in 0..N {
+            let here = JointFrame::at(Vec3::ZERO);
+            for (di, dk) in [(1, 0), (0, 1)] {
+                if i + di < N && k + dk < N {
+                    joints.push(SceneJoint {
+                        a: Some(index(i, k)),
+                        b: Some(index(i + di, k + dk)),
+                        frame_a: here,
+                        frame_b: here,
+                        kind: rod,
+                    });
+                }
+            }
+        }
+    }
+    for (i, k) in [(0, 0), (N - 1, 0), (0, N - 1), (N - 1, N - 1)] {
+        joints.push(joint_at(
+            &bodies,
+            None,
+            Some(index(i, k)),
+            JointFrame::at(at(i, k)),
+            JointKind::Point,
+        ));
+    }
+    let first = bodies.len();
+    for k in 0..8 {
+        for i in 0..8 {
+            let p = Vec3::new((i as f32 - 3.5) * 0.6, 10.0, (k as f32 - 3.5) * 0.6);
+            bodies.push(cube(0.2, p).with_allow_sleeping(false));
+        }
+    }
+    Scene {
+        joints,
+        late: Some(LateBodies { step: 60, first }),
+        ..scene("net", bodies)
+    }
+}
+
+/// The swing-twist joints of a ragdoll: a 45° cone, ±20° of twist.
+fn ragdoll_swing_twist() -> JointKind {
+    JointKind::SwingTwist(SwingTwistJoint {
+        swing: 45f32.to_radians(),
+        twist: [-20f32.to_radians(), 20f32.to_radians()],
+    })
+}
+
+/// Elbows and knees: 0° to 140° about their hinge axis.
+fn ragdoll_hinge() -> JointKind {
+    JointKind::Hinge(HingeJoint {
+        limits: Some([0.0, 140f32.to_radians()]),
+        ..HingeJoint::default()
+    })
+}
+
+/// One ragdoll of SCENES.md (11 bodies, 10 joints), posed by `pose` (the
+/// standing ragdoll, pelvis at the origin, y up, facing +z, turned by
+/// `pose.0` and moved to `pose.1`), appended to `bodies` and `joints`.
+fn ragdoll(
+    pose: (Quat, Vec3),
+    bodies: &mut Vec<BodyCreationSettings>,
+    joints: &mut Vec<SceneJoint>,
+) {
+    let (q, at) = pose;
+    let place = |p: Vec3| at + rotate(q, p);
+    let part = |shape: Shape, p: Vec3, along: Quat| {
+        BodyCreationSettings::new(shape, place(p), MotionType::Dynamic)
+            .with_rotation(crate::math::quat_mul(q, along))
+    };
+    let capsule = |radius: f32, half_height: f32| Shape::Capsule {
+        half_height,
+        radius,
+    };
+    let cuboid = |x, y, z| Shape::Box {
+        half_extents: Vec3::new(x, y, z),
+    };
+    let first = bodies.len();
+    let id = |k: usize| Some(first + k);
+    // 0 pelvis, 1 chest, 2 head, 3/4 upper arms, 5/6 forearms, 7/8 thighs, 9/10 shins
+    bodies.push(part(cuboid(0.15, 0.10, 0.10), Vec3::ZERO, Quat::IDENTITY));
+    bodies.push(part(
+        cuboid(0.17, 0.20, 0.10),
+        Vec3::new(0.0, 0.32, 0.0),
+        Quat::IDENTITY,
+    ));
+    bodies.push(part(
+        Shape::Sphere { radius: 0.11 },
+        Vec3::new(0.0, 0.66, 0.0),
+        Quat::IDENTITY,
+    ));
+    for s in [-1.0f32, 1.0] {
+        bodies.push(part(
+            capsule(0.05, 0.12),
+            Vec3::new(0.35 * s, 0.42, 0.0),
+            along_x(),
+        ));
+    }
+    for s in [-1.0f32, 1.0] {
+        bodies.push(part(
+            capsule(0.04, 0.11),
+            Vec3::new(0.62 * s, 0.42, 0.0),
+            along_x(),
+        ));
+    }
+    for s in [-1.0f32, 1.0] {
+        bodies.push(part(
+            capsule(0.07, 0.17),
+            Vec3::new(0.09 * s, -0.34, 0.0),
+            Quat::IDENTITY,
+        ));
+    }
+    for s in [-1.0f32, 1.0] {
+        bodies.push(part(
+            capsule(0.06, 0.17),
+            Vec3::new(0.09 * s, -0.82, 0.0),
+            Quat::IDENTITY,
+        ));
+    }
+    // A frame at standing point `p` with standing axis and normal.
+    let frame = |p: Vec3, axis: Vec3, normal: Vec3| {
+        JointFrame::new(place(p), rotate(q, axis), rotate(q, normal))
+    };
+    let mut join = |a: usize, b: usize, f: JointFrame, kind: JointKind| {
+        joints.push(joint_at(bodies, id(a), id(b), f, kind));
+    };
+    // spine and neck: twist about the bone (up)
+    join(
+        0,
+        1,
+        frame(Vec3::new(0.0, 0.11, 0.0), Vec3::Y, Vec3::X),
+        ragdoll_swing_twist(),
+    );
+    join(
+        1,
+        2,
+        frame(Vec3::new(0.0, 0.535, 0.0), Vec3::Y, Vec3::X),
+        ragdoll_swing_twist(),
+    );
+    for (k, s) in [(0usize, -1.0f32), (1, 1.0)] {
+        // shoulders: twist about the arm (outwards)
+        let out = Vec3::new(s, 0.0, 0.0);
+        join(
+            1,
+            3 + k,
+            frame(Vec3::new(0.175 * s, 0.42, 0.0), out, Vec3::Y),
+            ragdoll_swing_twist(),
+        );
+        // elbows bend forwards (towards +z): about +y on the left arm (−x),
+        // −y on the right
+        let elbow = Vec3::new(0.0, -s, 0.0);
+        join(
+            3 + k,
+            5 + k,
+            frame(Vec3::new(0.49 * s, 0.42, 0.0), elbow, out),
+            ragdoll_hinge(),
+        );
+        // hips: twist about the leg (down)
+        join(
+            0,
+            7 + k,
+            frame(Vec3::new(0.09 * s, -0.10, 0.0), -Vec3::Y, Vec3::Z),
+            ragdoll_swing_twist(),
+        );
+        // knees bend backwards (towards −z): about +x
+        join(
+            7 + k,
+            9 + k,
+            frame(Vec3::new(0.09 * s, -0.58, 0.0), Vec3::X, -Vec3::Y),
+            ragdoll_hinge(),
+        );
+    }
+}
+
+/// 100 ragdolls lying face down in a 10 × 10 grid spaced 2 m (pelvis at
+/// y = 1.5), dropped into a 1 m deep pit of four static walls around them.
+pub fn ragdolls() -> Scene {
+    let mut bodies = vec![floor()];
+    // walls: inner faces 10.5 m from the centre, 1 m tall, 0.5 m thick
+    for s in [-1.0f32, 1.0] {
+        for (half, p) in [
+            (Vec3::new(0.25, 0.5, 11.0), Vec3::new(10.75 * s, 0.5, 0.0)),
+            (Vec3::new(11.0, 0.5, 0.25), Vec3::new(0.0, 0.5, 10.75 * s)),
+        ] {
+            bodies.push(BodyCreationSettings::new(
+                Shape::Box { half_extents: half },
+                p,
+                MotionType::Static,
+            ));
+        }
+    }
+    let mut joints = Vec::new();
+    let face_down = Quat::from_rotation_x(core::f32::consts::FRAC_PI_2);
+    for k in 0..10 {
+        for i in 0..10 {
+            let at = Vec3::new((i as f32 - 4.5) * 2.0, 1.5, (k as f32 - 4.5) * 2.0);
+            ragdoll((face_down, at), &mut bodies, &mut joints);
+        }
+    }
+    Scene {
+        joints,
+        ..scene("ragdolls", bodies)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,6 +674,12 @@ mod tests {
         assert_eq!(towers().dynamic_count(), 640);
         assert_eq!(pile_split().dynamic_count(), 145);
         assert_eq!(tower_split().dynamic_count(), 11);
+        assert_eq!(chains().dynamic_count(), 1280);
+        assert_eq!(chains().joints.len(), 1280);
+        assert_eq!(net().dynamic_count(), 1024 + 64);
+        assert_eq!(net().joints.len(), 2 * 32 * 31 + 4);
+        assert_eq!(ragdolls().dynamic_count(), 1100);
+        assert_eq!(ragdolls().joints.len(), 1000);
         for name in NAMES {
             let s = by_name(name).unwrap();
             assert_eq!(s.name, name);

@@ -115,6 +115,16 @@ pub struct StepStats {
     /// bounding boxes overlap, which rotated boxes' do from afar). With the
     /// two above, the pairs the narrow phase saw.
     pub body_pairs_apart_by_bounds: u32,
+    /// Candidate pairs a joint keeps from colliding (its
+    /// `collide_connected` is off); summed over collision steps.
+    pub body_pairs_jointed: u32,
+    /// Joints solved in the last collision step (both sides in the
+    /// simulation, one an awake dynamic body).
+    pub active_joints: u32,
+    /// Of those, the joints whose point, rotation and 2×2 rows a joint
+    /// tree solved exactly (small islands whose joints form a tree; the
+    /// others iterate, as contacts do).
+    pub joints_in_trees: u32,
     /// Points that started from last step's impulses.
     pub warm_started_points: u32,
     /// Manifolds involving a sensor (reported, not solved).
@@ -149,11 +159,12 @@ pub struct StepStats {
     /// Constraints per split, summed over the large islands; index 31 is
     /// the non-parallel split (last collision step).
     pub split_items: [u32; crate::solver::splitter::NUM_SPLITS],
-    /// Contact constraints solved 16 lanes wide (bundles of a parallel
-    /// split or of a small-island pack's colour; last collision step).
+    /// Constraints (contacts and joints) solved 16 lanes wide (bundles of a
+    /// parallel split or of a small-island pack's colour; last collision
+    /// step).
     pub constraints_wide: u32,
-    /// Contact constraints solved one lane at a time (non-parallel split,
-    /// overflow colours; last collision step).
+    /// Constraints (contacts and joints) solved one lane at a time
+    /// (non-parallel split, overflow colours; last collision step).
     pub constraints_scalar: u32,
 }
 

@@ -16,7 +16,7 @@ use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
 use crate::sleep::SleepScratch;
 use crate::sleep::{put_island_to_sleep, reset_sleep_test, wake_island};
-use crate::solver::ContactSolver;
+use crate::solver::Solver;
 use crate::stats::StepStats;
 
 /// The simulated world.
@@ -28,7 +28,8 @@ pub struct PhysicsSystem {
     pub(crate) pairs: Vec<BodyPair>,
     pub(crate) narrow: NarrowPhase,
     pub(crate) cache: ContactCache,
-    pub(crate) solver: ContactSolver,
+    pub(crate) solver: Solver,
+    pub(crate) joints: crate::joint::store::Joints,
     pub(crate) islands: IslandBuilder,
     pub(crate) sleep_scratch: SleepScratch,
     pub(crate) last_stats: StepStats,
@@ -130,8 +131,16 @@ impl PhysicsSystem {
                 capacities.max_contact_constraints,
             ),
             cache: ContactCache::new(capacities.max_contact_constraints),
-            solver: ContactSolver::new(capacities.max_bodies, capacities.max_contact_constraints),
-            islands: IslandBuilder::new(capacities.max_bodies, capacities.max_contact_constraints),
+            solver: Solver::new(
+                capacities.max_bodies,
+                capacities.max_contact_constraints,
+                capacities.max_joints,
+            ),
+            joints: crate::joint::store::Joints::new(capacities.max_joints, capacities.max_bodies),
+            islands: IslandBuilder::new(
+                capacities.max_bodies,
+                capacities.max_contact_constraints + capacities.max_joints,
+            ),
             sleep_scratch: SleepScratch::new(capacities.max_bodies),
             last_stats: StepStats::default(),
             trace_armed: false,
@@ -310,8 +319,13 @@ impl PhysicsSystem {
     }
 
     /// Frees a body's slot (removing it first if needed). Its id goes stale.
+    /// Refused (`BodyHasJoints`) while joints use the body: remove them
+    /// first ([`body_joints`](Self::body_joints) lists them).
     pub fn destroy_body(&mut self, id: BodyId) -> Result<()> {
         let i = self.bodies.check(id)?;
+        if self.joints.per_body[i] > 0 {
+            return Err(PhysicsError::BodyHasJoints);
+        }
         if self.bodies.is_added(i) {
             self.take_out(i);
         }
@@ -445,7 +459,7 @@ impl PhysicsSystem {
     /// Activation by a user call (Jolt's `ActivateBody`): a sleeping body
     /// wakes with its whole island; an awake one restarts its sleep timer,
     /// so it cannot nap in the very next step.
-    fn activate_slot(&mut self, i: usize) {
+    pub(crate) fn activate_slot(&mut self, i: usize) {
         if self.bodies.is_sleeping(i) {
             wake_island(&mut self.bodies, i);
         } else if self.bodies.is_active(i) {

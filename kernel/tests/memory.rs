@@ -56,6 +56,7 @@ fn the_estimate_is_within_ten_percent() {
             max_bodies: 1000,
             max_body_pairs: 1000,
             max_contact_constraints: 1000,
+            max_joints: 1000,
         },
     ];
     // `MEASURE_ONLY=1 cargo test --release --test memory -- --nocapture`

@@ -176,6 +176,8 @@ struct Row {
     /// Per-stage median over the traced steps (robust to preemption), when
     /// the steps had the same structure.
     median_work_span: Option<WorkSpan>,
+    /// Largest joint stretch after the last timed step (m).
+    stretch: f32,
     oversubscribed: bool,
     pinning: archipelago::Pinning,
 }
@@ -262,15 +264,19 @@ fn main() {
         cache_hits: u64,
         cache_misses: u64,
         apart_by_bounds: u64,
+        stretch: f32,
     }
     // Warm-up: start every pool's workers, fault in the buffers and let the
     // CPU clocks settle before anything is timed.
     for &(ti, cache) in &configs {
         let (p, t) = (&pools[ti], threads[ti]);
-        let (mut world, _) = scene
+        let (mut world, ids) = scene
             .build(settings_of(cache))
             .expect("standard scene builds");
-        for _ in 0..args.warmup {
+        for step in 0..args.warmup {
+            scene
+                .before_update(&mut world, &ids, step)
+                .expect("late bodies fit");
             world.update(scenes::DT, 1, &p.pool).expect("valid step");
         }
         eprint!("\rwarm-up {t} threads      ");
@@ -287,17 +293,21 @@ fn main() {
             cache_hits: 0,
             cache_misses: 0,
             apart_by_bounds: 0,
+            stretch: 0.0,
         })
         .collect();
     for run in 0..args.runs {
         for (ci, &(ti, cache)) in configs.iter().enumerate() {
             let (pool, t) = (&pools[ti].pool, threads[ti]);
             let a = &mut acc[ci];
-            let (mut world, _) = scene
+            let (mut world, ids) = scene
                 .build(settings_of(cache))
                 .expect("standard scene builds");
             let mut total = Duration::ZERO;
             for step in 0..args.steps {
+                scene
+                    .before_update(&mut world, &ids, step)
+                    .expect("late bodies fit");
                 let t0 = Instant::now();
                 let stats = world.update(scenes::DT, 1, pool).expect("valid step");
                 total += t0.elapsed();
@@ -319,6 +329,18 @@ fn main() {
                 }
             }
             let h = world.state_hash();
+            if run == args.runs - 1 && !scene.joints.is_empty() {
+                let poses: Vec<_> = ids
+                    .iter()
+                    .map(|&id| {
+                        (
+                            world.position(id).expect("live"),
+                            world.rotation(id).expect("live"),
+                        )
+                    })
+                    .collect();
+                a.stretch = scene.joint_stretch(&poses);
+            }
             if let Some(prev) = a.hash {
                 if prev != h {
                     println!(
@@ -373,6 +395,7 @@ fn main() {
                 phases: a.phases,
                 work_span: a.work_span.expect("traced"),
                 median_work_span: a.median_work_span,
+                stretch: a.stretch,
                 oversubscribed: t > cores.physical(),
                 pinning: p.pinning,
             }
@@ -435,9 +458,10 @@ fn main() {
     }
     let last = &rows[rows.len() - 1].stats;
     println!(
-        "last step: body pairs {}, contact points {}, large islands {}, splits {}, split 31 items {}, dropped pairs/manifolds {}/{}, constraints solved wide {} ({:.0}%) / scalar {}",
+        "last step: body pairs {}, contact points {}, joints {}, large islands {}, splits {}, split 31 items {}, dropped pairs/manifolds {}/{}, constraints solved wide {} ({:.0}%) / scalar {}",
         last.body_pairs,
         last.contact_points,
+        last.active_joints,
         last.large_islands,
         last.splits,
         last.split_items[31],
@@ -448,6 +472,17 @@ fn main() {
             / (last.constraints_wide + last.constraints_scalar).max(1) as f64,
         last.constraints_scalar,
     );
+    if !scene.joints.is_empty() {
+        for r in &rows {
+            println!(
+                "joints at {} threads: largest stretch after the run {:.4} mm ({} joints, {} solved by joint trees)",
+                label(r),
+                r.stretch * 1e3,
+                scene.joints.len(),
+                r.stats.joints_in_trees,
+            );
+        }
+    }
     for r in &rows {
         let split: Vec<String> = phase_percentages(&r.phases)
             .iter()

@@ -44,8 +44,11 @@ fn main() {
                     simd,
                     ..PhysicsSettings::default()
                 };
-                let (mut w, _) = scene.build(settings).expect("the scene builds");
-                for _ in 0..steps {
+                let (mut w, ids) = scene.build(settings).expect("the scene builds");
+                for step in 0..steps {
+                    scene
+                        .before_update(&mut w, &ids, step as u32)
+                        .expect("late bodies");
                     w.update(scenes::DT, 1, &pool).expect("a step");
                 }
                 w.state_hash()

@@ -77,6 +77,7 @@ fn check_scene(kind: BroadPhaseKind, seed: u64, n: usize, steps: usize) {
         max_bodies: 2 * n + 64,
         max_body_pairs: 400_000,
         max_contact_constraints: 16,
+        max_joints: 0,
     };
     let mut w = PhysicsSystem::new(caps, settings).unwrap();
     let mut ids: Vec<BodyId> = (0..n)
@@ -178,6 +179,7 @@ fn sap_rebuilds_when_candidates_overflow() {
         max_bodies: 512,
         max_body_pairs: 200,
         max_contact_constraints: 16,
+        max_joints: 0,
     };
     let mut w = PhysicsSystem::new(caps, PhysicsSettings::default()).unwrap();
     let world = 200.0;

@@ -6,10 +6,13 @@
 
 use super::bodies::Velocities;
 use super::contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
-use super::contact::position::{solve_position, Poses};
+use super::contact::position::solve_position;
 use super::contact::prepare::{prepare, SetupRows};
 use super::contact::solve::{solve, warm_start};
 use super::dispatch::{BundleKernel, BundleLane};
+use super::joint::batch::{JointBodyRows, JointDef, JointImpulses, JointPrestep};
+use super::joint::{position as joint_position, prepare as joint_prepare, solve as joint_solve};
+use super::poses::Poses;
 use crate::disjoint::Disjoint;
 use crate::settings::PhysicsSettings;
 use std::ops::Range;
@@ -65,7 +68,7 @@ impl BundleKernel for PositionBundles<'_, '_> {
             // split or colour) are this worker's alone (the caller's
             // schedule).
             unsafe {
-                let mut pose = l.gather_poses(self.poses, &r.a, &r.b, pp);
+                let mut pose = l.gather_poses(self.poses, &r.a, &r.b, &pp.statics);
                 solve_position(l, p, pp, &mut pose, self.settings);
                 l.scatter_poses(self.poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
             }
@@ -93,5 +96,83 @@ impl BundleKernel for PrepareBundle<'_> {
             self.prestep,
             self.impulses,
         );
+    }
+}
+
+/// Warm start (iteration 0) or one velocity iteration of joint bundles
+/// `range`.
+pub(crate) struct JointVelocityBundles<'s, 'v> {
+    pub range: Range<usize>,
+    pub warm: bool,
+    pub refs: &'s [BundleBodies],
+    pub prestep: &'s [JointPrestep],
+    pub impulses: &'s Disjoint<'v, JointImpulses>,
+    pub vel: &'s Velocities<'v>,
+}
+
+impl BundleKernel for JointVelocityBundles<'_, '_> {
+    #[inline(always)]
+    fn run<L: BundleLane>(self, l: L) {
+        for b in self.range {
+            let (r, p) = (&self.refs[b], &self.prestep[b]);
+            // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
+            // one split or colour) are this worker's alone (the caller's
+            // schedule).
+            unsafe {
+                let imp = &mut self.impulses.slice_mut(b, b + 1)[0];
+                let mut v = l.gather(self.vel, &r.a, &r.b);
+                if self.warm {
+                    joint_solve::warm_start(l, p, imp, &mut v);
+                } else {
+                    joint_solve::solve(l, p, imp, &mut v);
+                }
+                let m = &p.masses;
+                l.scatter(self.vel, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, v);
+            }
+        }
+    }
+}
+
+/// One position iteration of joint bundles `range`.
+pub(crate) struct JointPositionBundles<'s, 'v> {
+    pub range: Range<usize>,
+    pub refs: &'s [BundleBodies],
+    pub defs: &'s [JointDef],
+    pub prestep: &'s [JointPrestep],
+    pub poses: &'s Poses<'v>,
+    pub baumgarte: f32,
+}
+
+impl BundleKernel for JointPositionBundles<'_, '_> {
+    #[inline(always)]
+    fn run<L: BundleLane>(self, l: L) {
+        for b in self.range {
+            let (r, def, p) = (&self.refs[b], &self.defs[b], &self.prestep[b]);
+            // SAFETY: the bundle's lanes' dynamic bodies (distinct: one
+            // split or colour) are this worker's alone (the caller's
+            // schedule).
+            unsafe {
+                let mut pose = l.gather_poses(self.poses, &r.a, &r.b, &def.statics);
+                joint_position::solve_position(l, def, p, &mut pose, self.baumgarte);
+                let m = &p.masses;
+                l.scatter_poses(self.poses, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, pose);
+            }
+        }
+    }
+}
+
+/// One joint bundle's setup from its gathered rows.
+pub(crate) struct JointPrepareBundle<'s> {
+    pub def: &'s JointDef,
+    pub rows: &'s JointBodyRows,
+    pub dt: f32,
+    pub prestep: &'s mut JointPrestep,
+    pub impulses: &'s mut JointImpulses,
+}
+
+impl BundleKernel for JointPrepareBundle<'_> {
+    #[inline(always)]
+    fn run<L: BundleLane>(self, l: L) {
+        joint_prepare::prepare(l, self.def, self.rows, self.dt, self.prestep, self.impulses);
     }
 }

@@ -14,7 +14,7 @@
 //! (tests: `every_simd_path_gives_the_same_bits` in `tests/determinism.rs`).
 
 use super::bodies::BodyLanes;
-use super::contact::position::PoseLanes;
+use super::poses::PoseLanes;
 use crate::settings::SimdPath;
 use archipelago_simd::Wide;
 

@@ -1,32 +1,41 @@
-//! The contact solver: sequential impulses with accumulated, clamped
-//! impulses and warm starting (Box2D/Jolt lineage), on constraints laid out
-//! in bundles of 16 lanes (bepu's type batches) and solved 16 lanes wide
-//! wherever the lanes share no dynamic body.
+//! The solver: sequential impulses with accumulated, clamped impulses and
+//! warm starting (Box2D/Jolt lineage), on constraints laid out in bundles
+//! of 16 lanes, one type batch per constraint type (bepu's type batches:
+//! contacts in `contact/`, joints in `joint/`, built from the rows in
+//! `parts/`), and solved 16 lanes wide wherever the lanes share no dynamic
+//! body.
 //!
 //! Stages, in the order the pipeline calls them:
-//! 1. [`ContactSolver::split`]: split the large islands (`splitter.rs`) and
-//!    lay every constraint out in a slot (`layout.rs`: islands → splits →
-//!    bundles), and build the velocity and position schedules
-//!    (`schedule.rs`).
-//! 2. [`ContactSolver::setup`] (prepare): per bundle, in parallel, each
+//! 1. [`Solver::split`]: split the large islands (`splitter.rs`: contacts
+//!    and joints coloured together) and lay every constraint out in a slot
+//!    of its type (`layout.rs`: islands → splits → bundles), and build the
+//!    velocity and position schedules (`schedule.rs`).
+//! 2. [`Solver::setup`] (prepare): per bundle, in parallel, each contact
 //!    lane's lever arms, effective masses, target normal velocities
 //!    (restitution or speculative bias, from the velocities before any warm
 //!    start), friction and twist rows and face block (`contact/prepare.rs`),
-//!    with last step's impulses from the contact cache.
-//! 3. [`ContactSolver::solve_velocities`]: iteration 0 warm-starts, then
-//!    `velocity_iterations` passes (`contact/solve.rs`). A parallel split's
+//!    with last step's impulses from the contact cache; each joint lane's
+//!    parts (`joint/prepare.rs`), with last step's impulses from the joint
+//!    table.
+//! 3. [`Solver::solve_velocities`]: iteration 0 warm-starts, then
+//!    `velocity_iterations` passes (`contact/solve.rs`, `joint/solve.rs`).
+//!    A parallel split's
 //!    bundles run 16 lanes wide on all workers, split by split with a
 //!    barrier between; the non-parallel split and the small islands run one
 //!    lane after the other in island order (the scalar path of the same
 //!    source). [`SolverWidth::Scalar`](crate::SolverWidth) runs every
 //!    bundle lane by lane instead, with bit-identical results.
-//! 4. [`ContactSolver::finish_velocities`] (store): velocities back to the
+//! 4. [`Solver::finish_velocities`] (store): velocities back to the
 //!    bodies, accumulated impulses back to the manifolds for the contact
-//!    cache and the contact report.
-//! 5. [`ContactSolver::solve_positions`] (after integration): Baumgarte
-//!    pushes that remove `baumgarte` of the penetration beyond the slop each
-//!    iteration, moving positions and rotations, never velocities
-//!    (`contact/position.rs`).
+//!    cache and the contact report, and to the joint table.
+//! 5. [`Solver::solve_positions`] (after integration): Baumgarte pushes
+//!    that remove `baumgarte` of the penetration beyond the slop (of a
+//!    joint's error) each iteration, moving positions and rotations, never
+//!    velocities (`contact/position.rs`, `joint/position.rs`).
+//!
+//! Where constraints run one lane after the other (the non-parallel split,
+//! a pack's overflow), joints go before contacts, as in Jolt: contacts
+//! have the last word on penetration.
 //!
 //! Friction is anchored at the centre of the manifold's points: two tangent
 //! rows there plus a twist row about the normal, clamped by μ times the sum
@@ -45,42 +54,55 @@ use crate::body::{Bodies, MotionType};
 use crate::disjoint::{Disjoint, Vec3Disjoint};
 use crate::islands::IslandBuilder;
 use crate::jobs::StepCtx;
+use crate::joint::store::{Joints, JOINT_IMPULSES, WORLD};
+use crate::joint::JointImpulse;
 use crate::narrowphase::Manifold;
 use crate::settings::{PhysicsSettings, SolverWidth};
 use archipelago_simd::{One, LANES};
 use bodies::{BodyLanes, BodyVelocity};
-use bundles::{PositionBundles, PrepareBundle, VelocityBundles};
+use bundles::{
+    JointPositionBundles, JointPrepareBundle, JointVelocityBundles, PositionBundles, PrepareBundle,
+    VelocityBundles,
+};
 use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
-use contact::position::{lane_used, solve_position, BodyPose, PoseLanes};
+use contact::position::{lane_used, solve_position};
 use contact::prepare::{gather, prepare, prepare_positions, SetupRows};
 use contact::solve::{solve, warm_start};
 use dispatch::dispatch;
+use joint::batch::{JointBodyRows, JointDef, JointImpulses, JointPrestep};
 use layout::{Layout, PADDING};
+use poses::{BodyPose, PoseLanes};
 use schedule::Schedule;
 use splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
+use tree::JointTrees;
 
 mod bodies;
 mod bundles;
-mod contact;
+pub(crate) mod contact;
 mod dispatch;
-mod layout;
+pub(crate) mod joint;
+pub(crate) mod layout;
+pub(crate) mod parts;
+pub(crate) mod poses;
 mod schedule;
 pub(crate) mod splitter;
+mod tree;
 #[cfg(target_arch = "x86_64")]
 mod ymm;
 #[cfg(target_arch = "x86_64")]
 mod zmm;
 
-/// Per-manifold marker: not solved (sensor, or no awake dynamic body).
+/// Per-manifold (and per active joint) marker: not solved (sensor, or no
+/// awake dynamic body).
 const NO_CONSTRAINT: u32 = u32::MAX;
 
 /// Bundles built per setup job.
 const SETUP_BUNDLES: usize = 2;
 /// Active bodies per velocity-gather job.
 const GATHER_CHUNK: usize = 512;
-/// Manifolds per impulse write-back job.
+/// Manifolds (or joints) per impulse write-back job.
 const WRITE_BACK_CHUNK: usize = 256;
 
 /// Split statistics of one step (see [`crate::StepStats`]).
@@ -88,23 +110,28 @@ const WRITE_BACK_CHUNK: usize = 256;
 pub(crate) struct SplitStats {
     pub large_islands: u32,
     pub split_items: [u32; NUM_SPLITS],
-    /// Constraints in wide bundles, and solved lane by lane.
+    /// Constraints (contacts and joints) in wide bundles, and solved lane
+    /// by lane.
     pub wide: u32,
     pub scalar: u32,
+    /// Joints whose equality parts a joint tree solves (`tree/`).
+    pub tree_joints: u32,
 }
 
 /// Preallocated solver state.
-pub(crate) struct ContactSolver {
+pub(crate) struct Solver {
     /// `order[start..end]` of each island (islands biggest first).
     island_ranges: Vec<(u32, u32)>,
     /// The same for the small islands only.
     small_ranges: Vec<(u32, u32)>,
     /// Per manifold: its slot, or `NO_CONSTRAINT`.
     manifold_slot: Vec<u32>,
+    /// Per active joint: its slot.
+    joint_slot: Vec<u32>,
     /// Solver velocities per body slot, plus one last slot that stays zero.
     vel: Vec<BodyVelocity>,
-    /// Constraint order: manifold indices, island after island; inside a
-    /// split island, split after split.
+    /// Constraint order: items (see `layout.rs`), island after island;
+    /// inside a split island, split after split.
     order: Vec<u32>,
     zero_slot: u32,
     /// Poses during the position solve, per body slot, plus the zero slot
@@ -119,6 +146,13 @@ pub(crate) struct ContactSolver {
     prestep: Vec<ContactPrestep>,
     impulses: Vec<ContactImpulses>,
     positions: Vec<PositionPrestep>,
+    /// The joint type batch, per bundle.
+    joint_refs: Vec<BundleBodies>,
+    joint_def: Vec<JointDef>,
+    joint_prestep: Vec<JointPrestep>,
+    joint_impulses: Vec<JointImpulses>,
+    /// The small islands' joint trees.
+    trees: JointTrees,
     velocity_schedule: Schedule,
     position_schedule: Schedule,
 }
@@ -129,36 +163,60 @@ fn bundle_lane(s: usize) -> (usize, usize) {
     (s / LANES, s % LANES)
 }
 
-impl ContactSolver {
-    pub fn new(max_bodies: usize, max_contact_constraints: usize) -> Self {
+/// An item's two bodies (`NO_BODY` for the world): a manifold's pair, or
+/// an active joint's.
+#[inline]
+fn item_pair(manifolds: &[Manifold], joints: &Joints, item: u32) -> [u32; 2] {
+    let m = manifolds.len() as u32;
+    if item < m {
+        let pair = manifolds[item as usize].pair;
+        [pair.a, pair.b]
+    } else {
+        let d = &joints.data[joints.active[(item - m) as usize] as usize];
+        [d.body_a, d.body_b].map(|i| if i == WORLD { NO_BODY } else { i })
+    }
+}
+
+impl Solver {
+    pub fn new(max_bodies: usize, max_contact_constraints: usize, max_joints: usize) -> Self {
         let bundles = Layout::max_slots(max_contact_constraints) / LANES;
+        let joint_bundles = Layout::max_slots(max_joints) / LANES;
+        let items = max_contact_constraints + max_joints;
         Self {
             island_ranges: Vec::with_capacity(max_bodies),
             small_ranges: Vec::with_capacity(max_bodies),
             manifold_slot: vec![NO_CONSTRAINT; max_contact_constraints],
+            joint_slot: vec![NO_CONSTRAINT; max_joints],
             vel: vec![BodyVelocity::default(); max_bodies + 1],
-            order: Vec::with_capacity(max_contact_constraints),
+            order: Vec::with_capacity(items),
             zero_slot: max_bodies as u32,
             poses: vec![BodyPose::IDENTITY; max_bodies + 1],
-            splitter: LargeIslandSplitter::new(max_bodies, max_contact_constraints),
-            item_bodies: Vec::with_capacity(max_contact_constraints),
-            layout: Layout::new(max_contact_constraints, max_bodies),
+            splitter: LargeIslandSplitter::new(max_bodies, items),
+            item_bodies: Vec::with_capacity(items),
+            layout: Layout::new(max_contact_constraints, max_joints, max_bodies),
             refs: Vec::with_capacity(bundles),
             prestep: Vec::with_capacity(bundles),
             impulses: Vec::with_capacity(bundles),
             positions: Vec::with_capacity(bundles),
+            joint_refs: Vec::with_capacity(joint_bundles),
+            joint_def: Vec::with_capacity(joint_bundles),
+            joint_prestep: Vec::with_capacity(joint_bundles),
+            joint_impulses: Vec::with_capacity(joint_bundles),
+            trees: JointTrees::new(max_bodies, max_joints),
             velocity_schedule: Schedule::new(),
             position_schedule: Schedule::new(),
         }
     }
 
     /// Splits the large islands (`splitter.rs`), lays the constraints out
-    /// in bundles (`layout.rs`) and builds the solve schedules.
+    /// in bundles (`layout.rs`) and builds the solve schedules. Items are
+    /// the manifolds, then the active joints (`layout.rs`).
     pub fn split(
         &mut self,
         ctx: &StepCtx,
         bodies: &Bodies,
         manifolds: &[Manifold],
+        joints: &Joints,
         islands: &IslandBuilder,
         settings: &PhysicsSettings,
     ) -> SplitStats {
@@ -182,6 +240,14 @@ impl ContactSolver {
         } else {
             self.island_ranges[large - 1].1 as usize
         };
+        let dynamic = |i: u32| {
+            if i != NO_BODY && bodies.inv_mass[i as usize] > 0.0 {
+                i
+            } else {
+                NO_BODY
+            }
+        };
+        let item_bodies = |item: u32| item_pair(manifolds, joints, item).map(dynamic);
         // The items' dynamic bodies, looked up in parallel for the serial
         // colouring pass.
         self.item_bodies.resize(large_end, [NO_BODY; 2]);
@@ -190,16 +256,8 @@ impl ContactSolver {
             &mut self.item_bodies,
             GATHER_CHUNK,
             |first, chunk| {
-                let dynamic = |i: u32| {
-                    if bodies.inv_mass[i as usize] > 0.0 {
-                        i
-                    } else {
-                        NO_BODY
-                    }
-                };
-                for (ends, &mi) in chunk.iter_mut().zip(&all[first..]) {
-                    let pair = manifolds[mi as usize].pair;
-                    *ends = [dynamic(pair.a), dynamic(pair.b)];
+                for (ends, &item) in chunk.iter_mut().zip(&all[first..]) {
+                    *ends = item_bodies(item);
                 }
                 0
             },
@@ -228,19 +286,36 @@ impl ContactSolver {
             self.small_ranges.clear();
             self.small_ranges
                 .extend_from_slice(&self.island_ranges[large..]);
-            let dynamic = |i: u32| {
-                if bodies.inv_mass[i as usize] > 0.0 {
-                    i
-                } else {
-                    NO_BODY
+            let m = manifolds.len() as u32;
+            let is_dynamic = |b: u32| bodies.inv_mass[b as usize] > 0.0;
+            self.trees
+                .classify(&self.small_ranges, &self.order, m, joints, is_dynamic);
+            // A joint a tree solves needs a slot only for its rows.
+            let in_tree = &self.trees.in_tree;
+            let include = |item: u32| {
+                item < m || {
+                    let j = (item - m) as usize;
+                    !in_tree[j] || joints.data[joints.active[j] as usize].has_rows()
                 }
             };
-            self.layout
-                .build(&self.order, &self.splitter, &self.small_ranges, |m| {
-                    let pair = manifolds[m as usize].pair;
-                    [dynamic(pair.a), dynamic(pair.b)]
-                });
+            self.layout.build(
+                &self.order,
+                &self.splitter,
+                &self.small_ranges,
+                m,
+                include,
+                item_bodies,
+            );
             (stats.wide, stats.scalar) = (self.layout.wide, self.layout.scalar);
+            self.trees.build(
+                self.layout.packs.iter().map(|p| p.islands),
+                &self.small_ranges,
+                &self.order,
+                m,
+                joints,
+                is_dynamic,
+            );
+            stats.tree_joints = self.trees.joints;
             self.velocity_schedule
                 .build(&self.layout, settings.velocity_iterations + 1);
             self.position_schedule
@@ -251,12 +326,14 @@ impl ContactSolver {
 
     /// Builds every bundle's constraints in parallel, in the slots `split`
     /// laid out, with last step's impulses (set on the manifolds by the
-    /// contact cache) as the warm start.
+    /// contact cache, kept in the joint table for joints) as the warm
+    /// start.
     pub fn setup(
         &mut self,
         ctx: &StepCtx,
         bodies: &Bodies,
         manifolds: &[Manifold],
+        joints: &Joints,
         settings: &PhysicsSettings,
         dt: f32,
     ) {
@@ -297,6 +374,11 @@ impl ContactSolver {
         self.prestep.resize(n, bytemuck::Zeroable::zeroed());
         self.impulses.resize(n, bytemuck::Zeroable::zeroed());
         self.positions.resize(n, bytemuck::Zeroable::zeroed());
+        let nj = self.layout.joint_bundles();
+        self.joint_refs.resize(nj, bytemuck::Zeroable::zeroed());
+        self.joint_def.resize(nj, bytemuck::Zeroable::zeroed());
+        self.joint_prestep.resize(nj, bytemuck::Zeroable::zeroed());
+        self.joint_impulses.resize(nj, bytemuck::Zeroable::zeroed());
         let map = Disjoint::new(&mut self.manifold_slot);
         let refs = Disjoint::new(&mut self.refs);
         let impulses = Disjoint::new(&mut self.impulses);
@@ -351,6 +433,68 @@ impl ContactSolver {
                 0
             },
         );
+        self.joint_slot[..joints.active.len()].fill(NO_CONSTRAINT);
+        if nj == 0 {
+            self.trees.factor(ctx, bodies, joints, self.zero_slot, dt);
+            return;
+        }
+        let joint_map = Disjoint::new(&mut self.joint_slot);
+        let refs = Disjoint::new(&mut self.joint_refs);
+        let defs = Disjoint::new(&mut self.joint_def);
+        let impulses = Disjoint::new(&mut self.joint_impulses);
+        let slots = &self.layout.slot_joint[..];
+        let in_tree = &self.trees.in_tree[..];
+        ctx.par_chunks_mut(
+            "build joints",
+            &mut self.joint_prestep,
+            SETUP_BUNDLES,
+            |first, chunk| {
+                let mut rows = JointBodyRows::new();
+                for (k, p) in chunk.iter_mut().enumerate() {
+                    let b = first + k;
+                    // SAFETY: bundle `b` is this job's alone.
+                    let (r, def, imp) = unsafe {
+                        (
+                            &mut refs.slice_mut(b, b + 1)[0],
+                            &mut defs.slice_mut(b, b + 1)[0],
+                            &mut impulses.slice_mut(b, b + 1)[0],
+                        )
+                    };
+                    let lanes: &[u32; LANES] = slots[b * LANES..(b + 1) * LANES]
+                        .try_into()
+                        .expect("whole bundles");
+                    joint::prepare::gather(
+                        lanes, joints, in_tree, bodies, zero, def, &mut rows, r, imp,
+                    );
+                    p.masses = rows.masses;
+                    match width {
+                        SolverWidth::Wide => dispatch(
+                            simd,
+                            JointPrepareBundle {
+                                def,
+                                rows: &rows,
+                                dt,
+                                prestep: p,
+                                impulses: imp,
+                            },
+                        ),
+                        SolverWidth::Scalar => {
+                            for lane in 0..LANES {
+                                joint::prepare::prepare(One(lane), def, &rows, dt, p, imp);
+                            }
+                        }
+                    }
+                    for (lane, &j) in lanes.iter().enumerate() {
+                        if j != PADDING {
+                            // SAFETY: an active joint is in one slot.
+                            unsafe { joint_map.set(j as usize, (b * LANES + lane) as u32) };
+                        }
+                    }
+                }
+                0
+            },
+        );
+        self.trees.factor(ctx, bodies, joints, self.zero_slot, dt);
     }
 
     /// Warm start (iteration 0) and `iterations` Gauss–Seidel passes: large
@@ -358,14 +502,42 @@ impl ContactSolver {
     /// lanes wide, the non-parallel split and small islands lane by lane.
     pub fn solve_velocities(&mut self, ctx: &StepCtx, iterations: u32, settings: &PhysicsSettings) {
         let (width, simd) = (settings.solver_width, settings.simd.resolve());
+        let trees = self.trees.view(&[], self.zero_slot);
         let vel = Disjoint::new(&mut self.vel);
         let impulses = Disjoint::new(&mut self.impulses);
+        let joint_impulses = Disjoint::new(&mut self.joint_impulses);
         let (refs, prestep, layout) = (&self.refs[..], &self.prestep[..], &self.layout);
-        // Runs the slots of `range` one lane after another. The schedule
-        // gives each range's slots, bundles and dynamic bodies to one worker
-        // at a time (see the callbacks below).
-        let lanes = |range: Range<usize>, warm: bool| {
-            for s in range {
+        let (joint_refs, joint_def, joint_prestep) = (
+            &self.joint_refs[..],
+            &self.joint_def[..],
+            &self.joint_prestep[..],
+        );
+        // Runs the slots of `contacts` and `joints` one lane after another,
+        // joints first. The schedule gives each range's slots, bundles and
+        // dynamic bodies to one worker at a time (see the callbacks below).
+        let lanes = |contacts: Range<usize>, joints: Range<usize>, warm: bool| {
+            for s in joints {
+                let (b, l) = bundle_lane(s);
+                let (r, def) = (&joint_refs[b], &joint_def[b]);
+                if def.used[l] == 0.0 {
+                    continue;
+                }
+                let (p, one) = (&joint_prestep[b], One(l));
+                // SAFETY: the slot's bundle and dynamic bodies are this
+                // worker's alone (the schedule, below).
+                unsafe {
+                    let imp = &mut joint_impulses.slice_mut(b, b + 1)[0];
+                    let mut v = one.gather(&vel, &r.a, &r.b);
+                    if warm {
+                        joint::solve::warm_start(one, p, imp, &mut v);
+                    } else {
+                        joint::solve::solve(one, p, imp, &mut v);
+                    }
+                    let m = &p.masses;
+                    one.scatter(&vel, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, v);
+                }
+            }
+            for s in contacts {
                 let (b, l) = bundle_lane(s);
                 let p = &prestep[b];
                 if !lane_used(p, l) {
@@ -386,21 +558,35 @@ impl ContactSolver {
                 }
             }
         };
-        let bundles = |range: Range<usize>, warm: bool| {
+        let bundles = |contacts: Range<usize>, joints: Range<usize>, warm: bool| {
             if width == SolverWidth::Scalar {
-                return lanes(range, warm);
+                return lanes(contacts, joints, warm);
             }
+            let whole = |r: Range<usize>| r.start / LANES..r.end.div_ceil(LANES);
             // The bundles and their lanes' dynamic bodies (distinct: one
             // split or colour) are this worker's alone (the schedule, below).
-            let kernel = VelocityBundles {
-                range: range.start / LANES..range.end.div_ceil(LANES),
-                warm,
-                refs,
-                prestep,
-                impulses: &impulses,
-                vel: &vel,
-            };
-            dispatch(simd, kernel);
+            if !joints.is_empty() {
+                let kernel = JointVelocityBundles {
+                    range: whole(joints),
+                    warm,
+                    refs: joint_refs,
+                    prestep: joint_prestep,
+                    impulses: &joint_impulses,
+                    vel: &vel,
+                };
+                dispatch(simd, kernel);
+            }
+            if !contacts.is_empty() {
+                let kernel = VelocityBundles {
+                    range: whole(contacts),
+                    warm,
+                    refs,
+                    prestep,
+                    impulses: &impulses,
+                    vel: &vel,
+                };
+                dispatch(simd, kernel);
+            }
         };
         self.velocity_schedule.run(
             ctx,
@@ -411,12 +597,12 @@ impl ContactSolver {
             // finished (release/acquire counter), other islands own other
             // bodies, and batches do not overlap: each batch's slots are its
             // worker's alone.
-            |stage, range| {
+            |stage, contacts, joints| {
                 let warm = stage.iteration == 0;
                 if stage.non_parallel {
-                    lanes(range, warm)
+                    lanes(contacts, joints, warm)
                 } else {
-                    bundles(range, warm)
+                    bundles(contacts, joints, warm)
                 }
             },
             // A pack's small islands, constraints and dynamic bodies belong
@@ -426,24 +612,35 @@ impl ContactSolver {
                 let pack = layout.packs[k];
                 let colours =
                     &layout.colour_ranges[pack.colours.0 as usize..pack.colours.1 as usize];
-                let overflow = pack.overflow.0 as usize..pack.overflow.1 as usize;
-                for warm in core::iter::once(true).chain((0..iterations).map(|_| false)) {
-                    for &(a, b) in colours {
-                        bundles(a as usize..b as usize, warm);
+                let range = |(a, b): (u32, u32)| a as usize..b as usize;
+                // Nothing but joint trees: their first pass is exact.
+                let passes = if pack.has_no_slots() { 0 } else { iterations };
+                for warm in core::iter::once(true).chain((0..passes).map(|_| false)) {
+                    for c in colours {
+                        bundles(range(c.contacts), range(c.joints), warm);
                     }
-                    lanes(overflow.clone(), warm);
+                    lanes(
+                        range(pack.overflow.contacts),
+                        range(pack.overflow.joints),
+                        warm,
+                    );
+                    // SAFETY: the pack's trees and bodies are this job's.
+                    unsafe { JointTrees::solve_velocities(&trees, k, &vel) };
                 }
             },
         );
     }
 
-    /// Writes the solved velocities back to the moving bodies and the
-    /// accumulated impulses back to the manifolds (for the cache and users).
+    /// Writes the solved velocities back to the moving bodies, the
+    /// accumulated impulses back to the manifolds (for the cache and users)
+    /// and to the joint table (the next step's warm start, and
+    /// `joint_impulse`).
     pub fn finish_velocities(
         &self,
         ctx: &StepCtx,
         bodies: &mut Bodies,
         manifolds: &mut [Manifold],
+        joints: &mut Joints,
     ) {
         {
             let (active, motion, vel) = (&bodies.active, &bodies.motion_type, &self.vel);
@@ -482,18 +679,70 @@ impl ContactSolver {
                 0
             },
         );
+        if joints.active.is_empty() {
+            return;
+        }
+        let (imp, prestep, map) = (&self.joint_impulses, &self.joint_prestep, &self.joint_slot);
+        let Joints {
+            active,
+            impulses,
+            last_impulse,
+            ..
+        } = joints;
+        let stored = Disjoint::new(impulses);
+        let last = Disjoint::new(last_impulse);
+        ctx.par_for(
+            "write joint impulses",
+            active.len(),
+            WRITE_BACK_CHUNK,
+            |range| {
+                for k in range {
+                    let j = active[k] as usize;
+                    if map[k] == NO_CONSTRAINT {
+                        // a tree solves it whole: its impulses come from there
+                        // SAFETY: active joints are distinct.
+                        unsafe { last.set(j, JointImpulse::default()) };
+                        continue;
+                    }
+                    let (b, l) = bundle_lane(map[k] as usize);
+                    let (i, p) = (&imp[b], &prestep[b]);
+                    let v: [f32; JOINT_IMPULSES] = [
+                        i.point[0][l],
+                        i.point[1][l],
+                        i.point[2][l],
+                        i.block[0][l],
+                        i.block[1][l],
+                        i.rotation[0][l],
+                        i.rotation[1][l],
+                        i.rotation[2][l],
+                        i.rows[0][l],
+                        i.rows[1][l],
+                    ];
+                    let magnitudes = joint_impulse_of(p, l, &v);
+                    // SAFETY: active joints are distinct.
+                    unsafe {
+                        stored.set(j, v);
+                        last.set(j, magnitudes);
+                    }
+                }
+            },
+        );
+        ctx.serial("write tree impulses", || self.trees.write_impulses(joints));
     }
 
     /// Position iterations (after integration), on the manifolds' local
-    /// points (copied into the position prestep at setup), with the same splits and packs as the velocity solve. A body
-    /// whose corrected pose is non-finite keeps its pose from before the
-    /// corrections and is flagged faulted (`quarantine.rs`); returns how
-    /// many were.
+    /// points (copied into the position prestep at setup) and the joints'
+    /// definitions, with the same splits and packs as the velocity solve.
+    /// A body whose corrected pose is non-finite keeps its pose from before
+    /// the corrections and is flagged faulted (`quarantine.rs`); returns
+    /// how many were.
     pub fn solve_positions(
         &mut self,
         ctx: &StepCtx,
         bodies: &mut Bodies,
+        joints: &Joints,
         settings: &PhysicsSettings,
+        dt: f32,
     ) -> u32 {
         if settings.position_iterations == 0 || self.order.is_empty() {
             return 0;
@@ -517,15 +766,44 @@ impl ContactSolver {
         {
             let poses = Disjoint::new(&mut self.poses);
             let layout = &self.layout;
+            let bodies: &Bodies = bodies;
+            let trees = self.trees.view(&joints.active, self.zero_slot);
             let (refs, prestep, positions) =
                 (&self.refs[..], &self.prestep[..], &self.positions[..]);
+            let (joint_refs, joint_def, joint_prestep) = (
+                &self.joint_refs[..],
+                &self.joint_def[..],
+                &self.joint_prestep[..],
+            );
             let iterations = settings.position_iterations;
             let (width, simd) = (settings.solver_width, settings.simd.resolve());
-            // One lane after another; the schedule gives each range's slots
-            // and dynamic bodies to one worker at a time (as in the velocity
-            // solve: same splits, barriers and islands).
-            let lanes = |range: Range<usize>| {
-                for s in range {
+            // One lane after another, joints first; the schedule gives each
+            // range's slots and dynamic bodies to one worker at a time (as
+            // in the velocity solve: same splits, barriers and islands).
+            let lanes = |contacts: Range<usize>, joints: Range<usize>| {
+                for s in joints {
+                    let (b, l) = bundle_lane(s);
+                    let (r, def) = (&joint_refs[b], &joint_def[b]);
+                    if def.used[l] == 0.0 {
+                        continue;
+                    }
+                    let (p, one) = (&joint_prestep[b], One(l));
+                    // SAFETY: the slot's dynamic bodies are this worker's
+                    // alone (the schedule).
+                    unsafe {
+                        let mut pose = one.gather_poses(&poses, &r.a, &r.b, &def.statics);
+                        joint::position::solve_position(
+                            one,
+                            def,
+                            p,
+                            &mut pose,
+                            settings.joint_baumgarte,
+                        );
+                        let m = &p.masses;
+                        one.scatter_poses(&poses, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, pose);
+                    }
+                }
+                for s in contacts {
                     let (b, l) = bundle_lane(s);
                     let p = &prestep[b];
                     if !lane_used(p, l) {
@@ -535,48 +813,66 @@ impl ContactSolver {
                     // SAFETY: the slot's dynamic bodies are this worker's
                     // alone (the schedule).
                     unsafe {
-                        let mut pose = one.gather_poses(&poses, &r.a, &r.b, pp);
+                        let mut pose = one.gather_poses(&poses, &r.a, &r.b, &pp.statics);
                         solve_position(one, p, pp, &mut pose, settings);
                         one.scatter_poses(&poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
                     }
                 }
             };
-            let bundles = |range: Range<usize>| {
+            let bundles = |contacts: Range<usize>, joints: Range<usize>| {
                 if width == SolverWidth::Scalar {
-                    return lanes(range);
+                    return lanes(contacts, joints);
                 }
+                let whole = |r: Range<usize>| r.start / LANES..r.end.div_ceil(LANES);
                 // The bundles' lanes' dynamic bodies (distinct: one split
                 // or colour) are this worker's alone (the schedule).
-                let kernel = PositionBundles {
-                    range: range.start / LANES..range.end.div_ceil(LANES),
-                    refs,
-                    prestep,
-                    positions,
-                    poses: &poses,
-                    settings,
-                };
-                dispatch(simd, kernel);
+                if !joints.is_empty() {
+                    let kernel = JointPositionBundles {
+                        range: whole(joints),
+                        refs: joint_refs,
+                        defs: joint_def,
+                        prestep: joint_prestep,
+                        poses: &poses,
+                        baumgarte: settings.joint_baumgarte,
+                    };
+                    dispatch(simd, kernel);
+                }
+                if !contacts.is_empty() {
+                    let kernel = PositionBundles {
+                        range: whole(contacts),
+                        refs,
+                        prestep,
+                        positions,
+                        poses: &poses,
+                        settings,
+                    };
+                    dispatch(simd, kernel);
+                }
             };
             self.position_schedule.run(
                 ctx,
                 "position batch",
-                |stage, range| {
+                |stage, contacts, joints| {
                     if stage.non_parallel {
-                        lanes(range)
+                        lanes(contacts, joints)
                     } else {
-                        bundles(range)
+                        bundles(contacts, joints)
                     }
                 },
                 |k| {
                     let pack = layout.packs[k];
                     let colours =
                         &layout.colour_ranges[pack.colours.0 as usize..pack.colours.1 as usize];
-                    let overflow = pack.overflow.0 as usize..pack.overflow.1 as usize;
+                    let range = |(a, b): (u32, u32)| a as usize..b as usize;
                     for _ in 0..iterations {
-                        for &(a, b) in colours {
-                            bundles(a as usize..b as usize);
+                        for c in colours {
+                            bundles(range(c.contacts), range(c.joints));
                         }
-                        lanes(overflow.clone());
+                        lanes(range(pack.overflow.contacts), range(pack.overflow.joints));
+                        // SAFETY: the pack's trees and bodies are this job's.
+                        unsafe {
+                            JointTrees::solve_positions(&trees, k, &poses, bodies, joints, dt)
+                        };
                     }
                 },
             );
@@ -607,5 +903,37 @@ impl ContactSolver {
             }
         });
         faults.into_inner()
+    }
+}
+
+/// A joint lane's impulses as the magnitudes users see: linear parts in
+/// N·s, angular ones in N·m·s (an angular row's impulse times its
+/// Jacobian's length: the swing row works on a cosine).
+fn joint_impulse_of(p: &JointPrestep, l: usize, v: &[f32; JOINT_IMPULSES]) -> JointImpulse {
+    let sq = |x: f32| x * x;
+    let mut linear = sq(v[0]) + sq(v[1]) + sq(v[2]);
+    let mut angular = sq(v[5]) + sq(v[6]) + sq(v[7]);
+    if p.block.on[l] > 0.0 {
+        let linear_block =
+            p.block.n[0][0][l] != 0.0 || p.block.n[0][1][l] != 0.0 || p.block.n[0][2][l] != 0.0;
+        if linear_block {
+            linear += sq(v[3]) + sq(v[4]);
+        } else {
+            let len = |r: &parts::Row3| (sq(r[0][l]) + sq(r[1][l]) + sq(r[2][l])).sqrt();
+            angular += sq(v[3] * len(&p.block.ja[0])) + sq(v[4] * len(&p.block.ja[1]));
+        }
+    }
+    for (k, row) in p.rows.iter().enumerate() {
+        let n = sq(row.n[0][l]) + sq(row.n[1][l]) + sq(row.n[2][l]);
+        if n > 0.0 {
+            linear += sq(v[8 + k]);
+        } else {
+            let ja = (sq(row.ja[0][l]) + sq(row.ja[1][l]) + sq(row.ja[2][l])).sqrt();
+            angular += sq(v[8 + k] * ja);
+        }
+    }
+    JointImpulse {
+        linear: linear.sqrt(),
+        angular: angular.sqrt(),
     }
 }

@@ -16,7 +16,7 @@
 //! the OS schedules them. A batch that panics raises the step's abort flag,
 //! and waiting workers give up (`jobs.rs`).
 
-use super::layout::Layout;
+use super::layout::{Layout, Slots};
 use super::splitter::NON_PARALLEL_SPLIT;
 use crate::jobs::{backoff, StepCtx};
 use archipelago_layout::CachePadded;
@@ -35,14 +35,16 @@ const NO_STAGE: u32 = u32::MAX;
 pub(crate) const BUNDLES_PER_BATCH: u32 = 2;
 
 /// One split of one large island in one iteration: `batches` batches of
-/// [`BUNDLES_PER_BATCH`] bundles (one batch with all of it for the
-/// non-parallel split), runnable once stage `dep` of the same chain is
-/// done.
+/// [`BUNDLES_PER_BATCH`] bundles, the contact bundles' batches first, then
+/// the joint bundles' (one batch with all of it for the non-parallel
+/// split), runnable once stage `dep` of the same chain is done.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Stage {
-    /// Range of slots (`layout.rs`).
-    pub items: (u32, u32),
+    /// Its slots (`layout.rs`).
+    pub items: Slots,
     pub batches: u32,
+    /// Batches of contact bundles (the first ones).
+    pub contact_batches: u32,
     pub dep: u32,
     /// Index of the split island (its chain in traces).
     pub chain: u32,
@@ -82,19 +84,22 @@ impl Schedule {
         for (chain, splits) in layout.splits.iter().enumerate() {
             let mut dep = NO_STAGE;
             for iteration in 0..iterations {
-                for (s, &(start, end)) in splits.iter().enumerate() {
-                    if start == end {
+                for (s, &items) in splits.iter().enumerate() {
+                    if items.is_empty() {
                         continue;
                     }
                     let non_parallel = s == NON_PARALLEL_SPLIT;
-                    let batches = if non_parallel {
-                        1
+                    let count = |(start, end): (u32, u32)| (end - start).div_ceil(per_batch);
+                    let (contact_batches, batches) = if non_parallel {
+                        (1, 1)
                     } else {
-                        (end - start).div_ceil(per_batch)
+                        let c = count(items.contacts);
+                        (c, c + count(items.joints))
                     };
                     self.stages.push(Stage {
-                        items: (start, end),
+                        items,
                         batches,
+                        contact_batches,
                         dep,
                         chain: chain as u32,
                         iteration,
@@ -110,8 +115,11 @@ impl Schedule {
         self.packs = layout.packs.len() as u32;
     }
 
-    /// Runs the schedule on all workers: `batch(stage, slots)` for every
-    /// batch of every stage, `pack(index)` for every pack.
+    /// Runs the schedule on all workers: `batch(stage, contact slots,
+    /// joint slots)` for every batch of every stage (a parallel stage's
+    /// batch has slots of one type, the other range empty; the
+    /// non-parallel split's one batch has all of both), `pack(index)` for
+    /// every pack.
     ///
     /// Each stage's batches are dealt out as one contiguous home range per
     /// worker task, claimed from that range's own counter; a worker that
@@ -125,7 +133,7 @@ impl Schedule {
         &mut self,
         ctx: &StepCtx,
         name: &'static str,
-        batch: impl Fn(&Stage, Range<usize>) + Sync,
+        batch: impl Fn(&Stage, Range<usize>, Range<usize>) + Sync,
         pack: impl Fn(usize) + Sync,
     ) {
         let workers = ctx.threads.max(1);
@@ -171,7 +179,6 @@ impl Schedule {
                         }
                     }
                 }
-                let (start, end) = (stage.items.0 as usize, stage.items.1 as usize);
                 // Batches this worker finished in the stage, published once
                 // when it has no more to claim (one write to the shared
                 // counter per worker and stage, not one per batch: the
@@ -189,17 +196,26 @@ impl Schedule {
                             break;
                         }
                         let per_batch = BUNDLES_PER_BATCH as usize * LANES;
-                        let range = if stage.non_parallel {
-                            start..end
-                        } else {
-                            // whole bundles: the split's last one ends in
-                            // padding lanes
+                        let whole = |(start, end): (u32, u32)| start as usize..end as usize;
+                        // whole bundles: the split's last one ends in
+                        // padding lanes
+                        let part = |(start, end): (u32, u32), b: usize| {
+                            let (start, end) = (start as usize, end as usize);
                             let end = end.div_ceil(LANES) * LANES;
                             start + b * per_batch..(start + (b + 1) * per_batch).min(end)
                         };
+                        let (c, j) = (stage.items.contacts, stage.items.joints);
+                        let cb = stage.contact_batches as usize;
+                        let (contacts, joints) = if stage.non_parallel {
+                            (whole(c), whole(j))
+                        } else if b < cb {
+                            (part(c, b), 0..0)
+                        } else {
+                            (0..0, part(j, b - cb))
+                        };
                         ctx.maybe_inject(name);
                         let t = ctx.now();
-                        batch(stage, range);
+                        batch(stage, contacts, joints);
                         ctx.job_done(name, t, section, stage.chain, st as u32);
                         finished += 1;
                     }

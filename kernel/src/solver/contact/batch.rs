@@ -131,11 +131,5 @@ pub(crate) struct PositionPrestep {
     /// World inverse inertias by columns.
     pub ia: [Row3; 3],
     pub ib: [Row3; 3],
-    /// 1 where the side is a static body, whose pose follows.
-    pub static_a: Row,
-    pub static_b: Row,
-    pub xa: Row3,
-    pub qa: [Row; 4],
-    pub xb: Row3,
-    pub qb: [Row; 4],
+    pub statics: crate::solver::poses::StaticPoses,
 }

@@ -390,12 +390,14 @@ pub(crate) fn prepare_positions(rows: &SetupRows, pp: &mut PositionPrestep) {
     pp.local_b = rows.local_b;
     pp.ia = rows.ia;
     pp.ib = rows.ib;
-    pp.static_a = rows.static_a;
-    pp.static_b = rows.static_b;
-    pp.xa = rows.xa;
-    pp.qa = rows.qa;
-    pp.xb = rows.xb;
-    pp.qb = rows.qb;
+    pp.statics = crate::solver::poses::StaticPoses {
+        static_a: rows.static_a,
+        static_b: rows.static_b,
+        xa: rows.xa,
+        qa: rows.qa,
+        xb: rows.xb,
+        qb: rows.qb,
+    };
 }
 
 /// Computes a bundle's (or one lane's) constraints from its input rows into

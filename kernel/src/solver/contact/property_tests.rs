@@ -6,12 +6,13 @@
 //! CPU runs (the portable bundle, and the AVX-512 one where present).
 
 use super::batch::{ContactImpulses, ContactPrestep, PositionPrestep};
-use super::position::{solve_position, PairPose};
+use super::position::solve_position;
 use super::prepare::{prepare, prepare_positions, SetupRows};
 use super::solve::{solve, warm_start};
 use crate::math::{perpendicular, world_inverse_inertia, Quat, Vec3};
 use crate::settings::PhysicsSettings;
 use crate::solver::bodies::PairVelocity;
+use crate::solver::poses::PairPose;
 use crate::test_rng::TestRng;
 use archipelago_simd::{Lane, One, Wide, LANES, Q4, V3};
 use bytemuck::Zeroable;
