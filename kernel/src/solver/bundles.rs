@@ -5,45 +5,39 @@
 //! `mod.rs`: one lane at a time has nothing to gain from wider registers.
 
 use super::bodies::Velocities;
+use super::constraint::{iterate, VelocityConstraint};
 use super::contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
 use super::contact::position::solve_position;
 use super::contact::prepare::{prepare, SetupRows};
-use super::contact::solve::{solve, warm_start};
 use super::dispatch::{BundleKernel, BundleLane};
 use super::joint::batch::{JointBodyRows, JointDef, JointImpulses, JointPrestep};
-use super::joint::{position as joint_position, prepare as joint_prepare, solve as joint_solve};
+use super::joint::{position as joint_position, prepare as joint_prepare};
 use super::poses::Poses;
 use crate::disjoint::Disjoint;
 use crate::settings::PhysicsSettings;
 use std::ops::Range;
 
-/// Warm start (iteration 0) or one velocity iteration of bundles `range`.
-pub(crate) struct VelocityBundles<'s, 'v> {
+/// Warm start (iteration 0) or one velocity iteration of bundles `range`
+/// of one type batch (contacts or joints).
+pub(crate) struct VelocityBundles<'s, 'v, C: VelocityConstraint> {
     pub range: Range<usize>,
     pub warm: bool,
     pub refs: &'s [BundleBodies],
-    pub prestep: &'s [ContactPrestep],
-    pub impulses: &'s Disjoint<'v, ContactImpulses>,
+    pub prestep: &'s [C::Prestep],
+    pub impulses: &'s Disjoint<'v, C::Impulses>,
     pub vel: &'s Velocities<'v>,
 }
 
-impl BundleKernel for VelocityBundles<'_, '_> {
+impl<C: VelocityConstraint> BundleKernel for VelocityBundles<'_, '_, C> {
     #[inline(always)]
     fn run<L: BundleLane>(self, l: L) {
         for b in self.range {
-            let (r, p) = (&self.refs[b], &self.prestep[b]);
             // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
             // one split or colour) are this worker's alone (the caller's
             // schedule).
             unsafe {
                 let imp = &mut self.impulses.slice_mut(b, b + 1)[0];
-                let mut v = l.gather(self.vel, &r.a, &r.b);
-                if self.warm {
-                    warm_start(l, p, imp, &mut v);
-                } else {
-                    solve(l, p, imp, &mut v);
-                }
-                l.scatter(self.vel, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, v);
+                iterate::<C, L>(l, self.warm, &self.refs[b], &self.prestep[b], imp, self.vel);
             }
         }
     }
@@ -96,40 +90,6 @@ impl BundleKernel for PrepareBundle<'_> {
             self.prestep,
             self.impulses,
         );
-    }
-}
-
-/// Warm start (iteration 0) or one velocity iteration of joint bundles
-/// `range`.
-pub(crate) struct JointVelocityBundles<'s, 'v> {
-    pub range: Range<usize>,
-    pub warm: bool,
-    pub refs: &'s [BundleBodies],
-    pub prestep: &'s [JointPrestep],
-    pub impulses: &'s Disjoint<'v, JointImpulses>,
-    pub vel: &'s Velocities<'v>,
-}
-
-impl BundleKernel for JointVelocityBundles<'_, '_> {
-    #[inline(always)]
-    fn run<L: BundleLane>(self, l: L) {
-        for b in self.range {
-            let (r, p) = (&self.refs[b], &self.prestep[b]);
-            // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
-            // one split or colour) are this worker's alone (the caller's
-            // schedule).
-            unsafe {
-                let imp = &mut self.impulses.slice_mut(b, b + 1)[0];
-                let mut v = l.gather(self.vel, &r.a, &r.b);
-                if self.warm {
-                    joint_solve::warm_start(l, p, imp, &mut v);
-                } else {
-                    joint_solve::solve(l, p, imp, &mut v);
-                }
-                let m = &p.masses;
-                l.scatter(self.vel, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, v);
-            }
-        }
     }
 }
 

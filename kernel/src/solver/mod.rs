@@ -59,15 +59,14 @@ use crate::joint::JointImpulse;
 use crate::narrowphase::Manifold;
 use crate::settings::{PhysicsSettings, SolverWidth};
 use archipelago_simd::{One, LANES};
-use bodies::{BodyLanes, BodyVelocity};
+use bodies::BodyVelocity;
 use bundles::{
-    JointPositionBundles, JointPrepareBundle, JointVelocityBundles, PositionBundles, PrepareBundle,
-    VelocityBundles,
+    JointPositionBundles, JointPrepareBundle, PositionBundles, PrepareBundle, VelocityBundles,
 };
+use constraint::{iterate, Contacts};
 use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
 use contact::position::{lane_used, solve_position};
 use contact::prepare::{gather, prepare, prepare_positions, SetupRows};
-use contact::solve::{solve, warm_start};
 use dispatch::dispatch;
 use joint::batch::{JointBodyRows, JointDef, JointImpulses, JointPrestep};
 use layout::{Layout, PADDING};
@@ -80,6 +79,7 @@ use tree::JointTrees;
 
 mod bodies;
 mod bundles;
+mod constraint;
 pub(crate) mod contact;
 mod dispatch;
 pub(crate) mod joint;
@@ -518,23 +518,15 @@ impl Solver {
         let lanes = |contacts: Range<usize>, joints: Range<usize>, warm: bool| {
             for s in joints {
                 let (b, l) = bundle_lane(s);
-                let (r, def) = (&joint_refs[b], &joint_def[b]);
-                if def.used[l] == 0.0 {
+                if joint_def[b].used[l] == 0.0 {
                     continue;
                 }
-                let (p, one) = (&joint_prestep[b], One(l));
                 // SAFETY: the slot's bundle and dynamic bodies are this
                 // worker's alone (the schedule, below).
                 unsafe {
                     let imp = &mut joint_impulses.slice_mut(b, b + 1)[0];
-                    let mut v = one.gather(&vel, &r.a, &r.b);
-                    if warm {
-                        joint::solve::warm_start(one, p, imp, &mut v);
-                    } else {
-                        joint::solve::solve(one, p, imp, &mut v);
-                    }
-                    let m = &p.masses;
-                    one.scatter(&vel, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, v);
+                    let (r, p) = (&joint_refs[b], &joint_prestep[b]);
+                    iterate::<constraint::Joints, _>(One(l), warm, r, p, imp, &vel);
                 }
             }
             for s in contacts {
@@ -543,18 +535,11 @@ impl Solver {
                 if !lane_used(p, l) {
                     continue;
                 }
-                let (r, one) = (&refs[b], One(l));
                 // SAFETY: the slot's bundle and dynamic bodies are this
                 // worker's alone (the schedule, below).
                 unsafe {
                     let imp = &mut impulses.slice_mut(b, b + 1)[0];
-                    let mut v = one.gather(&vel, &r.a, &r.b);
-                    if warm {
-                        warm_start(one, p, imp, &mut v);
-                    } else {
-                        solve(one, p, imp, &mut v);
-                    }
-                    one.scatter(&vel, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, v);
+                    iterate::<Contacts, _>(One(l), warm, &refs[b], p, imp, &vel);
                 }
             }
         };
@@ -566,7 +551,7 @@ impl Solver {
             // The bundles and their lanes' dynamic bodies (distinct: one
             // split or colour) are this worker's alone (the schedule, below).
             if !joints.is_empty() {
-                let kernel = JointVelocityBundles {
+                let kernel = VelocityBundles::<constraint::Joints> {
                     range: whole(joints),
                     warm,
                     refs: joint_refs,
@@ -577,7 +562,7 @@ impl Solver {
                 dispatch(simd, kernel);
             }
             if !contacts.is_empty() {
-                let kernel = VelocityBundles {
+                let kernel = VelocityBundles::<Contacts> {
                     range: whole(contacts),
                     warm,
                     refs,

@@ -131,17 +131,20 @@ pub(crate) trait PoseLanes: RecordLanes {
 
 impl<L: RecordLanes> PoseLanes for L {}
 
+/// A quaternion column's lanes.
+#[inline(always)]
+pub(crate) fn load_q<L: Lane>(l: L, q: &[Row; 4]) -> Q4<L::R> {
+    Q4 {
+        x: l.load(&q[0]),
+        y: l.load(&q[1]),
+        z: l.load(&q[2]),
+        w: l.load(&q[3]),
+    }
+}
+
 #[inline(always)]
 fn static_pose<L: Lane>(l: L, x: &Row3, q: &[Row; 4]) -> (V3<L::R>, Q4<L::R>) {
-    (
-        l.load3(x),
-        Q4 {
-            x: l.load(&q[0]),
-            y: l.load(&q[1]),
-            z: l.load(&q[2]),
-            w: l.load(&q[3]),
-        },
-    )
+    (l.load3(x), load_q(l, q))
 }
 
 #[inline(always)]

@@ -14,6 +14,7 @@
 
 use super::batch::{ContactImpulses, ContactPrestep, POINTS};
 use crate::solver::bodies::PairVelocity;
+use crate::solver::parts::keep;
 use archipelago_simd::{Lane, Real, V3};
 
 /// Impulse `lambda` along `dir` through a row's inertia-weighted lever
@@ -39,21 +40,6 @@ fn apply<R: Real>(
 fn apply_angular<R: Real>(v: &mut PairVelocity<R>, ia: V3<R>, ib: V3<R>, lambda: R) {
     v.wa -= ia.scale(lambda);
     v.wb += ib.scale(lambda);
-}
-
-/// The pair velocity where `m` holds, else `old` (no blend at all when
-/// `m` holds in every lane, as in a bundle of like manifolds).
-#[inline(always)]
-fn keep<R: Real>(m: R::Mask, new: PairVelocity<R>, old: PairVelocity<R>) -> PairVelocity<R> {
-    if R::all(m) {
-        return new;
-    }
-    PairVelocity {
-        va: V3::select(m, new.va, old.va),
-        wa: V3::select(m, new.wa, old.wa),
-        vb: V3::select(m, new.vb, old.vb),
-        wb: V3::select(m, new.wb, old.wb),
-    }
 }
 
 /// Relative velocity of B with respect to A along a row.

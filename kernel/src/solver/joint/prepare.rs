@@ -13,7 +13,7 @@ use crate::solver::layout::PADDING;
 use crate::solver::parts::axis_row::{self, RowSetup};
 use crate::solver::parts::block2::{self, Jacobian};
 use crate::solver::parts::{dual_axis, hinge_rotation, point, rotation, Masses, Row, Row3};
-use crate::solver::poses::PairPose;
+use crate::solver::poses::{load_q, PairPose};
 use archipelago_simd::{atan2, Lane, Real, LANES, Q4, V3};
 
 /// Which kind each lane is.
@@ -36,16 +36,6 @@ impl<R: Real> Kinds<R> {
             slider: is(kind::SLIDER),
             swing_twist: is(kind::SWING_TWIST),
         }
-    }
-}
-
-#[inline(always)]
-fn load_q<L: Lane>(l: L, q: &[Row; 4]) -> Q4<L::R> {
-    Q4 {
-        x: l.load(&q[0]),
-        y: l.load(&q[1]),
-        z: l.load(&q[2]),
-        w: l.load(&q[3]),
     }
 }
 

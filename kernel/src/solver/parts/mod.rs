@@ -138,7 +138,8 @@ pub(crate) fn inverse_3<R: Real>(k: &M3<R>) -> (M3<R>, R::Mask) {
     (inv, ok)
 }
 
-/// The velocities where `m` holds, else the old ones.
+/// The pair velocity where `m` holds, else `old` (no blend at all when
+/// `m` holds in every lane, as in a bundle of like constraints).
 #[inline(always)]
 pub(crate) fn keep<R: Real>(
     m: R::Mask,
