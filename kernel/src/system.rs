@@ -812,8 +812,10 @@ impl PhysicsSystem {
     }
 
     /// FNV-1a 64 over every added body's slot index, position, rotation and
-    /// linear and angular velocity bits, in slot order. Equal hashes mean
-    /// bit-identical states.
+    /// linear and angular velocity bits, in slot order, then every joint's
+    /// slot index, definition (bodies, frames, kind, limits, motor) and
+    /// accumulated impulses (what the next step warm-starts from), in slot
+    /// order. Equal hashes mean bit-identical states.
     pub fn state_hash(&self) -> u64 {
         const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
         const PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -836,6 +838,12 @@ impl PhysicsSystem {
             fields[7..10].copy_from_slice(&b.linear_velocity.get(i));
             fields[10..13].copy_from_slice(&b.angular_velocity.get(i));
             eat(bytemuck::cast_slice(&fields));
+        }
+        let j = &self.joints;
+        for i in j.live() {
+            eat(&(i as u32).to_le_bytes());
+            eat(bytemuck::bytes_of(&j.data[i]));
+            eat(bytemuck::cast_slice(&j.impulses[i]));
         }
         h
     }
