@@ -21,9 +21,12 @@ pub struct Capacities {
     /// Contact manifolds (each up to 4 points) per collision step,
     /// `1..=MAX_CONTACT_CONSTRAINTS`.
     pub max_contact_constraints: usize,
-    /// Joints that may exist at once, `0..=MAX_JOINTS`. Each costs about
-    /// 1.2 kB whether used or not (see [`memory_bytes`](Self::memory_bytes));
-    /// a ragdoll has ~10, a chain one per link.
+    /// Joints that may exist at once, `0..=MAX_JOINTS` (default 4096). Each
+    /// costs about 3.9 kB whether used or not (see
+    /// [`memory_bytes`](Self::memory_bytes): the type batch's prestep and
+    /// position columns, padded for every split, and the joint trees'
+    /// factor blocks); a ragdoll has ~10, a chain one per link, the net
+    /// scene 2,052.
     pub max_joints: usize,
 }
 
@@ -33,7 +36,7 @@ impl Default for Capacities {
             max_bodies: 10_240,
             max_body_pairs: 65_536,
             max_contact_constraints: 20_480,
-            max_joints: 10_240,
+            max_joints: 4_096,
         }
     }
 }
@@ -52,10 +55,11 @@ impl Capacities {
     /// creation, with the default SAP broad phase (MBP and brute force need
     /// less). Nothing grows later but a few scratch lists sized by the
     /// largest step seen. Measured on x86-64 (a test holds the estimate to
-    /// within 10% of the allocator's count): ~920 B per body, ~590 B per
-    /// body pair (half of it the body-pair cache's last-step slots), ~2.0 kB per contact constraint (most of it the solver's
-    /// bundles, with room for every split's padding), plus ~0.2 MB; the
-    /// default capacities come to ~89 MB.
+    /// within 10% of the allocator's count): ~940 B per body, ~590 B per
+    /// body pair (half of it the body-pair cache's last-step slots), ~2.0
+    /// kB per contact constraint (most of it the solver's bundles, with
+    /// room for every split's padding), ~3.9 kB per joint, plus ~0.26 MB;
+    /// the default capacities come to ~106 MB.
     pub fn memory_bytes(&self) -> usize {
         self.max_bodies
             .saturating_mul(BYTES_PER_BODY)
@@ -71,11 +75,11 @@ impl Capacities {
 
 /// Bytes allocated per unit of each capacity, and independent of them (see
 /// [`Capacities::memory_bytes`]).
-const BYTES_PER_BODY: usize = 920;
+const BYTES_PER_BODY: usize = 937;
 const BYTES_PER_PAIR: usize = 586;
-const BYTES_PER_CONTACT: usize = 2003;
-const BYTES_PER_JOINT: usize = 1200;
-const FIXED_BYTES: usize = 226_000;
+const BYTES_PER_CONTACT: usize = 2026;
+const BYTES_PER_JOINT: usize = 3895;
+const FIXED_BYTES: usize = 262_000;
 
 /// How the solver runs a bundle of constraints (see
 /// [`PhysicsSettings::solver_width`]).

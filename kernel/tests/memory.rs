@@ -53,6 +53,10 @@ fn the_estimate_is_within_ten_percent() {
             ..base
         },
         Capacities {
+            max_joints: 200_000,
+            ..base
+        },
+        Capacities {
             max_bodies: 1000,
             max_body_pairs: 1000,
             max_contact_constraints: 1000,

@@ -344,7 +344,7 @@ fn impossible_capacities_are_refused() {
         );
     }
     // (the estimate itself is held to the allocator by tests/memory.rs)
-    assert!(Capacities::default().memory_bytes() < 96 << 20);
+    assert!(Capacities::default().memory_bytes() < 112 << 20);
 }
 
 /// `contacts()` reports only bodies that are still in the simulation: after
