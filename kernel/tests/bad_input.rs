@@ -8,14 +8,14 @@ use common::*;
 /// A small world with a floor, a resting box, a falling sphere and a
 /// kinematic platform, stepped a little so velocities are non-zero.
 fn sample_world() -> (PhysicsSystem, BodyId, BodyId, BodyId, BodyId) {
-    let mut w = PhysicsSystem::new(
-        Capacities {
-            max_bodies: 8,
-            ..Capacities::default()
-        },
-        PhysicsSettings::default(),
-    )
-    .unwrap();
+    sample_world_in(Capacities {
+        max_bodies: 8,
+        ..Capacities::default()
+    })
+}
+
+fn sample_world_in(capacities: Capacities) -> (PhysicsSystem, BodyId, BodyId, BodyId, BodyId) {
+    let mut w = PhysicsSystem::new(capacities, PhysicsSettings::default()).unwrap();
     let floor = add_floor(&mut w);
     let cube = w
         .create_and_add_body(&scenes::cube(0.5, Vec3::new(0.0, 0.5, 0.0)))
@@ -308,4 +308,197 @@ fn bad_time_steps_and_settings_are_refused() {
     );
     // after all that, the world still simulates
     step(&mut w, 10);
+}
+
+/// Runs a joint call that must fail with `expected`; the joint table and
+/// the world (its hash covers joints: definitions and impulses) are
+/// unchanged.
+fn joint_refused<T: std::fmt::Debug>(
+    w: &mut PhysicsSystem,
+    expected: PhysicsError,
+    f: impl FnOnce(&mut PhysicsSystem) -> Result<T>,
+) {
+    let (joints, ids) = (w.num_joints(), w.joint_ids());
+    let settings: Vec<_> = ids.iter().map(|&j| w.joint(j).unwrap()).collect();
+    refused(w, expected, f);
+    assert_eq!(w.num_joints(), joints);
+    assert_eq!(w.joint_ids(), ids);
+    let now: Vec<_> = ids.iter().map(|&j| w.joint(j).unwrap()).collect();
+    assert_eq!(now, settings, "a refused call changed a joint");
+}
+
+/// Every bad joint input of the joints issue: a joint to its own body, no
+/// dynamic side (two static bodies, kinematic and static, the world on
+/// both sides), a stale or foreign body, NaN, infinite or non-unit axes,
+/// `min > max`, negative or NaN spring frequency, a bad motor, a stale
+/// joint id, the wrong kind for a setter, destroying a body that still has
+/// joints, and a full joint table: each its typed error, nothing changed,
+/// and the world steps on.
+#[test]
+fn bad_joints_are_refused() {
+    let (mut w, floor, cube, ball, platform) = sample_world_in(Capacities {
+        max_bodies: 8,
+        max_joints: 3,
+        ..Capacities::default()
+    });
+    let wall = w
+        .create_and_add_body(&BodyCreationSettings::new(
+            Shape::cuboid(Vec3::ONE).unwrap(),
+            Vec3::new(5.0, 1.0, 0.0),
+            MotionType::Static,
+        ))
+        .unwrap();
+    let hinge = |a, b| {
+        JointSettings::new(
+            Some(a),
+            Some(b),
+            // the cube's top (0, 1, 0) and the ball's centre (3, 2, 0)
+            // meet at (0, 2, 0)
+            JointFrame::at(Vec3::new(0.0, 1.5, 0.0)),
+            JointFrame::at(Vec3::new(-3.0, 0.0, 0.0)),
+            JointKind::Hinge(HingeJoint {
+                limits: Some([-1.0, 1.0]),
+                ..HingeJoint::default()
+            }),
+        )
+    };
+    let good = w.create_joint(&hinge(cube, ball)).unwrap();
+    step(&mut w, 10);
+    use PhysicsError::*;
+    let create = |s: JointSettings| move |w: &mut PhysicsSystem| w.create_joint(&s);
+
+    joint_refused(&mut w, JointToSelf, create(hinge(ball, ball)));
+    joint_refused(&mut w, JointWithoutDynamicBody, create(hinge(floor, wall)));
+    joint_refused(
+        &mut w,
+        JointWithoutDynamicBody,
+        create(hinge(platform, wall)),
+    );
+    let world_to_world = JointSettings::point(None, None, Vec3::ZERO, Vec3::ONE);
+    joint_refused(&mut w, JointWithoutDynamicBody, create(world_to_world));
+    let temp = w
+        .create_and_add_body(&scenes::cube(0.5, Vec3::new(9.0, 0.5, 0.0)))
+        .unwrap();
+    w.destroy_body(temp).unwrap();
+    let foreign = BodyId::from_raw([1_000_000, 0, 0]);
+    for stale in [temp, foreign] {
+        joint_refused(&mut w, InvalidBodyId, create(hinge(ball, stale)));
+        joint_refused(&mut w, InvalidBodyId, create(hinge(stale, ball)));
+    }
+
+    let (nan, inf) = (f32::NAN, f32::INFINITY);
+    for axis in [
+        Vec3::new(nan, 0.0, 0.0),
+        Vec3::new(inf, 0.0, 0.0),
+        Vec3::new(2.0, 0.0, 0.0),
+        Vec3::ZERO,
+        Vec3::new(0.0, 1.0, 0.0), // parallel to the normal
+    ] {
+        let mut s = hinge(cube, ball);
+        s.frame_b.axis = axis;
+        joint_refused(&mut w, InvalidJointFrame, create(s));
+    }
+    let mut s = hinge(cube, ball);
+    s.frame_a.anchor = Vec3::new(nan, 0.0, 0.0);
+    joint_refused(&mut w, InvalidJointFrame, create(s));
+
+    let distance = |min: f32, max: f32, spring: Option<Spring>| {
+        JointSettings::new(
+            Some(cube),
+            Some(ball),
+            JointFrame::at(Vec3::ZERO),
+            JointFrame::at(Vec3::ZERO),
+            JointKind::Distance(DistanceJoint { min, max, spring }),
+        )
+    };
+    joint_refused(&mut w, InvalidJointLimits, create(distance(2.0, 1.0, None)));
+    joint_refused(
+        &mut w,
+        InvalidJointLimits,
+        create(distance(-1.0, 1.0, None)),
+    );
+    joint_refused(&mut w, InvalidJointLimits, create(distance(nan, 1.0, None)));
+    for (frequency, damping) in [(-2.0, 0.0), (0.0, 0.5), (nan, 0.0), (2.0, -1.0), (inf, 0.0)] {
+        let spring = Some(Spring::new(frequency, damping));
+        joint_refused(&mut w, InvalidSpring, create(distance(1.0, 2.0, spring)));
+    }
+    let mut s = hinge(cube, ball);
+    s.kind = JointKind::Hinge(HingeJoint {
+        limits: Some([1.0, -1.0]),
+        ..HingeJoint::default()
+    });
+    joint_refused(&mut w, InvalidJointLimits, create(s));
+    s.kind = JointKind::SwingTwist(SwingTwistJoint {
+        swing: -0.5,
+        twist: [-0.1, 0.1],
+    });
+    joint_refused(&mut w, InvalidJointLimits, create(s));
+    s.kind = JointKind::Slider(SliderJoint {
+        motor: JointMotor::velocity(1.0, -5.0),
+        ..SliderJoint::default()
+    });
+    joint_refused(&mut w, InvalidMotor, create(s));
+
+    // setters on a live joint
+    joint_refused(&mut w, InvalidJointLimits, |w| {
+        w.set_joint_limits(good, Some([0.5, -0.5]))
+    });
+    joint_refused(&mut w, InvalidMotor, |w| {
+        w.set_joint_motor(good, JointMotor::velocity(nan, 1.0))
+    });
+    joint_refused(&mut w, InvalidSpring, |w| {
+        w.set_joint_motor(good, JointMotor::position(0.5, Spring::new(-1.0, 0.0), 1.0))
+    });
+    let point = w
+        .create_joint(&JointSettings::point(
+            None,
+            Some(ball),
+            Vec3::new(3.0, 3.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+        ))
+        .unwrap();
+    joint_refused(&mut w, WrongJointKind, |w| {
+        w.set_joint_motor(point, JointMotor::velocity(1.0, 1.0))
+    });
+    joint_refused(&mut w, WrongJointKind, |w| {
+        w.set_joint_limits(point, Some([0.0, 1.0]))
+    });
+    joint_refused(&mut w, BodyHasJoints, |w| w.destroy_body(ball));
+
+    // a stale joint id: removed, and its slot reused by the next joint
+    let gone = w
+        .create_joint(&JointSettings::point(
+            Some(cube),
+            Some(ball),
+            Vec3::new(0.0, 1.5, 0.0),
+            Vec3::new(-3.0, 0.0, 0.0),
+        ))
+        .unwrap();
+    w.remove_joint(gone).unwrap();
+    let reused = w
+        .create_joint(&JointSettings::point(
+            Some(cube),
+            Some(ball),
+            Vec3::new(0.0, 1.5, 0.0),
+            Vec3::new(-3.0, 0.0, 0.0),
+        ))
+        .unwrap();
+    joint_refused(&mut w, InvalidJointId, |w| w.remove_joint(gone));
+    joint_refused(&mut w, InvalidJointId, |w| w.joint_impulse(gone));
+    joint_refused(&mut w, InvalidJointId, |w| {
+        w.set_joint_limits(gone, Some([0.0, 1.0]))
+    });
+
+    // the table (3 joints) is full
+    joint_refused(&mut w, JointCapacityReached, create(hinge(cube, ball)));
+    assert_eq!(w.num_joints(), 3);
+    step(&mut w, 10);
+    for j in [good, point, reused] {
+        assert!(w.joint(j).is_ok());
+    }
+    w.remove_joint(reused).unwrap();
+    assert!(
+        w.create_joint(&hinge(cube, ball)).is_ok(),
+        "a freed slot is usable"
+    );
 }
