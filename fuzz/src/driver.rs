@@ -149,6 +149,8 @@ thread_local! {
 struct Side {
     w: PhysicsSystem,
     issued: Vec<BodyId>,
+    /// Joint ids it issued, in issue order (removed ones too).
+    joints: Vec<JointId>,
     /// Added to an update's pool index (the shadow runs on another size).
     pool_shift: usize,
 }
@@ -158,12 +160,37 @@ struct Side {
 struct Model {
     live: Vec<bool>,
     added: Vec<bool>,
+    /// Per issued body: how many live joints use it.
+    jointed: Vec<u32>,
+    /// Per issued joint: alive, and its bodies (issued indices).
+    joints: Vec<(bool, [Option<usize>; 2])>,
 }
 
 impl Model {
     fn live_count(&self) -> usize {
         self.live.iter().filter(|&&l| l).count()
     }
+
+    fn live_joints(&self) -> usize {
+        self.joints.iter().filter(|j| j.0).count()
+    }
+}
+
+/// The issued joint a joint op names (`None` before any was issued), and
+/// its place in the issue order.
+fn joint_of(op: &Op, joints: &[JointId]) -> Option<(JointId, usize)> {
+    let k = match *op {
+        Op::RemoveJoint(k)
+        | Op::SetJointMotor(k, _)
+        | Op::SetJointLimits(k, _)
+        | Op::GetJoint(k) => k,
+        _ => return None,
+    };
+    if joints.is_empty() {
+        return None;
+    }
+    let i = k as usize % joints.len();
+    Some((joints[i], i))
 }
 
 /// The id a target names in this world, and its place among the issued
@@ -222,6 +249,47 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
                 side.issued.push(new);
             }
             r.map(id_value)
+        }
+        Op::CreateJoint { a, b, mut settings } => {
+            settings.body_a = a.map(|t| resolve(t, &side.issued).0);
+            settings.body_b = b.map(|t| resolve(t, &side.issued).0);
+            let r = w.create_joint(&settings);
+            if let Ok(new) = r {
+                side.joints.push(new);
+            }
+            r.map(|j| Value::Id([j.to_raw()[0], j.to_raw()[1]]))
+        }
+        Op::RemoveJoint(_) | Op::SetJointMotor(..) | Op::SetJointLimits(..) | Op::GetJoint(_) => {
+            let Some((j, _)) = joint_of(op, &side.joints) else {
+                return Ok(Value::Unit);
+            };
+            match *op {
+                Op::RemoveJoint(_) => unit(w.remove_joint(j)),
+                Op::SetJointMotor(_, m) => unit(w.set_joint_motor(j, m)),
+                Op::SetJointLimits(_, l) => unit(w.set_joint_limits(j, l)),
+                _ => {
+                    // ids compared by slot and generation: the two worlds'
+                    // tags differ
+                    let settings = w.joint(j)?;
+                    let impulse = w.joint_impulse(j)?;
+                    let coordinate = w.joint_coordinate(j).unwrap_or(f32::NAN);
+                    let first = settings.body_a.or(settings.body_b).expect("a body");
+                    let on_first = w.body_joints(first)?.len();
+                    let mut h = 0xcbf2_9ce4_8422_2325u64;
+                    for x in [
+                        impulse.linear.to_bits() as u64,
+                        impulse.angular.to_bits() as u64,
+                        coordinate.to_bits() as u64,
+                        w.num_joints() as u64,
+                        w.joint_ids().len() as u64,
+                        on_first as u64,
+                        settings.collide_connected as u64,
+                    ] {
+                        h = (h ^ x).wrapping_mul(0x100_0000_01b3);
+                    }
+                    Ok(Value::U64(h))
+                }
+            }
         }
         Op::Add(_) => unit(w.add_body(id())),
         Op::Remove(_) => unit(w.remove_body(id())),
@@ -347,6 +415,7 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
 struct Fingerprint {
     hash: u64,
     bodies: usize,
+    joints: usize,
     active: usize,
     settings: PhysicsSettings,
     states: u64,
@@ -366,6 +435,7 @@ fn fingerprint(side: &Side) -> Fingerprint {
     Fingerprint {
         hash: w.state_hash(),
         bodies: w.num_bodies(),
+        joints: w.num_joints(),
         active: w.num_active_bodies(),
         settings: *w.settings(),
         states,
@@ -381,18 +451,39 @@ fn fail(kind: &'static str, detail: String, op: usize) -> Failure {
 }
 
 /// The error a call must return given what the model knows, if it knows.
-fn expected_error(op: &Op, model: &Model, slot: Option<usize>) -> Option<Option<PhysicsError>> {
-    let t = target_of(op)?;
-    let _ = t;
+fn expected_error(
+    op: &Op,
+    model: &Model,
+    slot: Option<usize>,
+    joint: Option<usize>,
+    issued: &[BodyId],
+) -> Option<Option<PhysicsError>> {
+    if let Op::CreateJoint { a, b, .. } = *op {
+        // both sides are checked before anything else
+        let dead = [a, b]
+            .into_iter()
+            .flatten()
+            .any(|t| !resolve(t, issued).1.is_some_and(|i| model.live[i]));
+        return dead.then_some(Some(PhysicsError::InvalidBodyId));
+    }
+    if matches!(
+        op,
+        Op::RemoveJoint(_) | Op::SetJointMotor(..) | Op::SetJointLimits(..) | Op::GetJoint(_)
+    ) {
+        let j = joint?;
+        return (!model.joints[j].0).then_some(Some(PhysicsError::InvalidJointId));
+    }
+    target_of(op)?;
     let live = slot.is_some_and(|i| model.live[i]);
     if !live {
         return Some(Some(PhysicsError::InvalidBodyId));
     }
-    let added = model.added[slot.expect("live")];
+    let i = slot.expect("live");
+    let added = model.added[i];
     match op {
         Op::Add(_) => Some(added.then_some(PhysicsError::BodyAlreadyAdded)),
         Op::Remove(_) => Some((!added).then_some(PhysicsError::BodyNotAdded)),
-        Op::Destroy(_) => Some(None),
+        Op::Destroy(_) => Some((model.jointed[i] > 0).then_some(PhysicsError::BodyHasJoints)),
         _ => None,
     }
 }
@@ -405,6 +496,32 @@ fn check_world(
     k: usize,
 ) -> StdResult<(), Failure> {
     let w = &side.w;
+    if w.num_joints() != model.live_joints() {
+        return Err(fail(
+            "joint count",
+            format!(
+                "num_joints {} but the model has {}",
+                w.num_joints(),
+                model.live_joints()
+            ),
+            k,
+        ));
+    }
+    for (j, (live, sides)) in side.joints.iter().zip(&model.joints) {
+        if !*live {
+            if w.joint(*j) != Err(PhysicsError::InvalidJointId) {
+                return Err(fail("removed joint answers", format!("{j:?}"), k));
+            }
+            continue;
+        }
+        if let Some(i) = sides.iter().flatten().find(|&&i| !model.live[i]) {
+            return Err(fail(
+                "a live joint's body is gone",
+                format!("{j:?}: body {:?}", side.issued[*i]),
+                k,
+            ));
+        }
+    }
     if w.num_bodies() != model.live_count() {
         return Err(fail(
             "body count",
@@ -570,6 +687,7 @@ pub fn run_case(
     let mut main = Side {
         w: world,
         issued: Vec::new(),
+        joints: Vec::new(),
         pool_shift: 0,
     };
     let mut shadow = if case.shadow {
@@ -581,6 +699,7 @@ pub fn run_case(
         Some(Side {
             w,
             issued: Vec::new(),
+            joints: Vec::new(),
             pool_shift: 1,
         })
     } else {
@@ -591,6 +710,7 @@ pub fn run_case(
         progress(k);
         tally.calls += 1;
         let slot = target_of(op).and_then(|t| resolve(t, &main.issued).1);
+        let joint = joint_of(op, &main.joints).map(|(_, j)| j);
         let live_before = model.live_count();
         let before = fingerprint(&main);
         let t0 = std::time::Instant::now();
@@ -603,7 +723,10 @@ pub fn run_case(
             tally.slowest = took;
             tally.slowest_call = Some((tally.worlds, k));
         }
-        let reader = matches!(op, Op::Get(..) | Op::ReadAll | Op::TakeTrace);
+        let reader = matches!(
+            op,
+            Op::Get(..) | Op::ReadAll | Op::TakeTrace | Op::GetJoint(_)
+        );
         if got.is_err() || reader {
             let after = fingerprint(&main);
             if after != before {
@@ -618,7 +741,7 @@ pub fn run_case(
         if got.is_err() {
             tally.refused += 1;
         }
-        if let Some(expected) = expected_error(op, &model, slot) {
+        if let Some(expected) = expected_error(op, &model, slot, joint, &main.issued) {
             if got.as_ref().err().copied() != expected {
                 return Err(fail(
                     "wrong error",
@@ -641,6 +764,21 @@ pub fn run_case(
                 }
                 model.live.push(true);
                 model.added.push(*add);
+                model.jointed.push(0);
+            }
+            (Op::CreateJoint { a, b, .. }, Ok(_)) => {
+                let sides = [*a, *b].map(|t| t.and_then(|t| resolve(t, &main.issued).1));
+                for i in sides.iter().flatten() {
+                    model.jointed[*i] += 1;
+                }
+                model.joints.push((true, sides));
+            }
+            (Op::RemoveJoint(_), Ok(Value::Unit)) if joint.is_some() => {
+                let j = joint.expect("checked");
+                model.joints[j].0 = false;
+                for i in model.joints[j].1.into_iter().flatten() {
+                    model.jointed[i] -= 1;
+                }
             }
             (Op::Create { .. }, Err(PhysicsError::BodyCapacityReached))
                 if live_before < case.capacities.max_bodies =>

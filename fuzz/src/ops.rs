@@ -446,6 +446,21 @@ pub enum Op {
     },
     RecordTrace,
     TakeTrace,
+    /// `create_joint` between two targets (`None`: the world); the
+    /// settings' body fields are filled in from them.
+    CreateJoint {
+        a: Option<Target>,
+        b: Option<Target>,
+        settings: JointSettings,
+    },
+    /// The joint calls name a joint this world issued (by issue order,
+    /// wrapped; removed ones stay in the list, so stale ids come up).
+    RemoveJoint(u32),
+    SetJointMotor(u32, JointMotor),
+    SetJointLimits(u32, Option<[f32; 2]>),
+    /// Every joint getter: `joint`, `joint_impulse`, `joint_coordinate`,
+    /// `num_joints`, `joint_ids`, and `body_joints` of its first body.
+    GetJoint(u32),
     /// The hidden panic hook (only in the fuzzer's own self-tests).
     InjectPanic {
         job: &'static str,
@@ -499,6 +514,15 @@ impl Case {
                 settings,
                 add: true,
             }));
+            if capacities.max_joints < scene.joints.len() && g.rng.chance(0.8) {
+                capacities.max_joints = scene.joints.len();
+            }
+            let side = |k: Option<usize>| k.map(|k| Target::Issued(k as u32));
+            ops.extend(scene.joints.iter().map(|j| Op::CreateJoint {
+                a: side(j.a),
+                b: side(j.b),
+                settings: JointSettings::new(None, None, j.frame_a, j.frame_b, j.kind),
+            }));
         } else if g.rng.chance(0.7) {
             // a floor
             ops.push(Op::Create {
@@ -534,10 +558,85 @@ impl Gen {
         self.vec3_in(-2000.0, 2000.0)
     }
 
+    /// A joint frame: a sane anchor and an orthonormal axis pair from one
+    /// rotation (hostile quaternions make them non-unit or non-finite).
+    fn joint_frame(&mut self) -> JointFrame {
+        let q = self.quat();
+        JointFrame::new(self.vec3_in(-1.0, 1.0), q * Vec3::X, q * Vec3::Y)
+    }
+
+    /// Limits in `lo..hi`, sometimes inverted.
+    fn limits(&mut self, lo: f32, hi: f32) -> [f32; 2] {
+        let (a, b) = (self.f32_in(lo, hi), self.f32_in(lo, hi));
+        if self.rng.chance(0.9) {
+            [a.min(b), a.max(b)]
+        } else {
+            [a, b]
+        }
+    }
+
+    fn spring(&mut self) -> Spring {
+        Spring::new(self.f32_in(0.5, 20.0), self.f32_in(0.0, 2.0))
+    }
+
+    fn motor(&mut self) -> JointMotor {
+        let max = self.f32_in(0.0, 500.0);
+        match self.rng.below(3) {
+            0 => JointMotor::default(),
+            1 => JointMotor::velocity(self.f32_in(-10.0, 10.0), max),
+            _ => {
+                let target = self.f32_in(-3.0, 3.0);
+                JointMotor::position(target, self.spring(), max)
+            }
+        }
+    }
+
+    fn joint_kind(&mut self) -> JointKind {
+        let pi = core::f32::consts::PI;
+        match self.rng.below(6) {
+            0 => JointKind::Fixed,
+            1 => JointKind::Point,
+            2 => {
+                let [min, max] = self.limits(0.0, 2.0);
+                let spring = self.rng.chance(0.3).then(|| self.spring());
+                JointKind::Distance(DistanceJoint { min, max, spring })
+            }
+            3 => JointKind::Hinge(HingeJoint {
+                limits: self.rng.chance(0.6).then(|| self.limits(-pi, pi)),
+                motor: self.motor(),
+                max_friction: self.f32_in(0.0, 5.0),
+            }),
+            4 => JointKind::Slider(SliderJoint {
+                limits: self.rng.chance(0.6).then(|| self.limits(-1.0, 1.0)),
+                motor: self.motor(),
+                max_friction: self.f32_in(0.0, 5.0),
+            }),
+            _ => JointKind::SwingTwist(SwingTwistJoint {
+                swing: self.f32_in(0.0, pi),
+                twist: self.limits(-pi, pi),
+            }),
+        }
+    }
+
+    /// A joint between two targets (or a target and the world).
+    fn joint(&mut self) -> Op {
+        let a = self.rng.chance(0.85).then(|| self.target());
+        let b = (a.is_none() || self.rng.chance(0.95)).then(|| self.target());
+        let mut settings = JointSettings::new(
+            None,
+            None,
+            self.joint_frame(),
+            self.joint_frame(),
+            self.joint_kind(),
+        );
+        settings.collide_connected = self.rng.chance(0.2);
+        Op::CreateJoint { a, b, settings }
+    }
+
     /// One random call, weighted roughly by how often engines make it.
     pub fn op(&mut self) -> Op {
         let t = self.target();
-        match self.rng.below(100) {
+        match self.rng.below(110) {
             0..=9 => Op::Create {
                 settings: self.body(),
                 add: self.rng.chance(0.75),
@@ -607,6 +706,14 @@ impl Gen {
                     pool: self.rng.below(POOL_SIZES.len() as u64) as usize,
                 }
             }
+            100..=103 => self.joint(),
+            104 => Op::RemoveJoint(self.rng.below(1 << 16) as u32),
+            105 => Op::SetJointMotor(self.rng.below(1 << 16) as u32, self.motor()),
+            106 => {
+                let limits = self.rng.chance(0.8).then(|| self.limits(-3.0, 3.0));
+                Op::SetJointLimits(self.rng.below(1 << 16) as u32, limits)
+            }
+            107..=109 => Op::GetJoint(self.rng.below(1 << 16) as u32),
             _ => Op::Get(t, self.rng.pick(&QUERIES)),
         }
     }

@@ -141,8 +141,110 @@ fn target(t: Target) -> String {
     }
 }
 
+fn frame(j: &JointFrame) -> String {
+    format!(
+        "JointFrame::new({}, {}, {})",
+        v3(j.anchor),
+        v3(j.axis),
+        v3(j.normal)
+    )
+}
+
+fn spring(s: Spring) -> String {
+    format!("Spring::new({}, {})", f(s.frequency), f(s.damping))
+}
+
+fn motor(m: JointMotor) -> String {
+    let mode = match m.mode {
+        MotorMode::Off => "MotorMode::Off".into(),
+        MotorMode::Velocity(v) => format!("MotorMode::Velocity({})", f(v)),
+        MotorMode::Position { target, spring: s } => format!(
+            "MotorMode::Position {{ target: {}, spring: {} }}",
+            f(target),
+            spring(s)
+        ),
+    };
+    format!(
+        "JointMotor {{ mode: {mode}, max_force: {} }}",
+        f(m.max_force)
+    )
+}
+
+fn limits(l: Option<[f32; 2]>) -> String {
+    l.map_or("None".into(), |[a, b]| {
+        format!("Some([{}, {}])", f(a), f(b))
+    })
+}
+
+fn joint_kind(k: JointKind) -> String {
+    match k {
+        JointKind::Fixed => "JointKind::Fixed".into(),
+        JointKind::Point => "JointKind::Point".into(),
+        JointKind::Distance(d) => format!(
+            "JointKind::Distance(DistanceJoint {{ min: {}, max: {}, spring: {} }})",
+            f(d.min),
+            f(d.max),
+            d.spring
+                .map_or("None".into(), |s| format!("Some({})", spring(s)))
+        ),
+        JointKind::Hinge(h) => format!(
+            "JointKind::Hinge(HingeJoint {{ limits: {}, motor: {}, max_friction: {} }})",
+            limits(h.limits),
+            motor(h.motor),
+            f(h.max_friction)
+        ),
+        JointKind::Slider(h) => format!(
+            "JointKind::Slider(SliderJoint {{ limits: {}, motor: {}, max_friction: {} }})",
+            limits(h.limits),
+            motor(h.motor),
+            f(h.max_friction)
+        ),
+        JointKind::SwingTwist(st) => format!(
+            "JointKind::SwingTwist(SwingTwistJoint {{ swing: {}, twist: [{}, {}] }})",
+            f(st.swing),
+            f(st.twist[0]),
+            f(st.twist[1])
+        ),
+    }
+}
+
+fn joint_target(k: u32) -> String {
+    format!("joints[{k} as usize % joints.len().max(1)]")
+}
+
 fn call(op: &Op) -> String {
     match *op {
+        Op::CreateJoint { a, b, settings } => {
+            let side = |t: Option<Target>| t.map_or("None".into(), |t| format!("Some({})", target(t)));
+            format!(
+                "w.create_joint(&JointSettings::new({}, {}, {}, {}, {}).with_collide_connected({})).inspect(|&j| joints.push(j))",
+                side(a),
+                side(b),
+                frame(&settings.frame_a),
+                frame(&settings.frame_b),
+                joint_kind(settings.kind),
+                settings.collide_connected
+            )
+        }
+        // (with no joint issued yet the fuzzer makes no call: indexing an
+        // empty list here panics instead, so guard as it does)
+        Op::RemoveJoint(k) => format!(
+            "if joints.is_empty() {{ Ok(()) }} else {{ w.remove_joint({}) }}",
+            joint_target(k)
+        ),
+        Op::SetJointMotor(k, m) => format!(
+            "if joints.is_empty() {{ Ok(()) }} else {{ w.set_joint_motor({}, {}) }}",
+            joint_target(k),
+            motor(m)
+        ),
+        Op::SetJointLimits(k, l) => format!(
+            "if joints.is_empty() {{ Ok(()) }} else {{ w.set_joint_limits({}, {}) }}",
+            joint_target(k),
+            limits(l)
+        ),
+        Op::GetJoint(k) => format!(
+            "if joints.is_empty() {{ Ok(JointImpulse::default()) }} else {{ w.joint(joints[{k} as usize % joints.len()]).and_then(|_| w.joint_impulse(joints[{k} as usize % joints.len()])) }}"
+        ),
         Op::Create { settings, add } => {
             let method = if add {
                 "create_and_add_body"
@@ -261,6 +363,7 @@ pub fn to_rust(case: &Case) -> String {
         settings(&case.settings)
     );
     s += "    let mut ids: Vec<BodyId> = Vec::new();\n";
+    s += "    let mut joints: Vec<JointId> = Vec::new();\n";
     for (k, op) in case.ops.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -268,6 +371,6 @@ pub fn to_rust(case: &Case) -> String {
             call(op)
         );
     }
-    s += "    let _ = (&mut ids, &foreign);\n}\n";
+    s += "    let _ = (&mut ids, &mut joints, &foreign);\n}\n";
     s
 }
