@@ -7,7 +7,14 @@
 //! bash perf-reports/install-peer-deps.sh   # cmake, clang, libclang-dev
 //! cargo run --release -p archipelago-benches --features peers --bin peers -- \
 //!     [--scenes pyramid,rain,piles,towers] [--threads 1,2] [--steps 500] [--runs 3]
+//! # without Jolt (no cmake or clang needed):
+//! cargo run --release -p archipelago-benches --features rapier --bin peers -- ...
 //! ```
+//!
+//! Joint scenes (chains, net, ragdolls) print each engine's largest joint
+//! stretch over the run (`Scene::joint_stretch`, measured after every step
+//! outside the timed part). Jolt is not in them: Jolt's C API (joltc-sys
+//! 0.3.1) has no constraints.
 //!
 //! Settings, matched as closely as each API allows (see `rapier.rs` and
 //! `jolt.rs` for the per-engine choices):
@@ -29,8 +36,10 @@
 //!   10+2 has no equivalent), prediction distance 2 cm (its default,
 //!   matching ours), friction/restitution combined by averaging (its only
 //!   rule that equals our geometric mean / max for the equal coefficients
-//!   of these scenes), stepped inside a rayon pool of N workers.
+//!   of these scenes), stepped inside a rayon pool of N workers. Joints as
+//!   its impulse joints (`rapier.rs` lists the mapping).
 
+#[cfg(feature = "jolt")]
 mod jolt;
 mod rapier;
 
@@ -53,6 +62,9 @@ pub const FNV_OFFSET: u64 = 0xcbf29ce484222325;
 
 /// One engine running one scene.
 pub trait Peer {
+    /// Called before every step with the number of steps done (late
+    /// bodies arrive).
+    fn before_step(&mut self, _steps_done: u32) {}
     fn step(&mut self);
     /// Position and rotation (x, y, z, w) of every body, in scene order.
     fn poses(&self) -> Vec<([f32; 3], [f32; 4])>;
@@ -61,9 +73,16 @@ pub trait Peer {
 struct Archipelago {
     world: PhysicsSystem,
     pool: &'static ThreadPool,
+    scene: scenes::Scene,
+    ids: Vec<archipelago::BodyId>,
 }
 
 impl Peer for Archipelago {
+    fn before_step(&mut self, steps_done: u32) {
+        self.scene
+            .before_update(&mut self.world, &self.ids, steps_done)
+            .expect("late bodies fit");
+    }
     fn step(&mut self) {
         self.world
             .update(scenes::DT, 1, self.pool)
@@ -81,20 +100,31 @@ impl Peer for Archipelago {
     }
 }
 
-const ENGINES: [&str; 3] = ["archipelago", "rapier", "jolt"];
+/// The engines this build has, archipelago first; Jolt only with the
+/// `jolt` feature and only for scenes without joints.
+fn engines(scene: &scenes::Scene) -> Vec<&'static str> {
+    let mut e = vec!["archipelago", "rapier"];
+    if cfg!(feature = "jolt") && scene.joints.is_empty() {
+        e.push("jolt");
+    }
+    e
+}
 
 fn build(engine: &str, scene: &scenes::Scene, threads: usize, pools: &Pools) -> Box<dyn Peer> {
     match engine {
         "archipelago" => {
-            let (world, _) = scene
+            let (world, ids) = scene
                 .build(PhysicsSettings::default())
                 .expect("standard scene");
             Box::new(Archipelago {
                 world,
                 pool: pools.get(threads),
+                scene: scene.clone(),
+                ids,
             })
         }
         "rapier" => Box::new(rapier::Rapier::new(scene, pools.get(threads))),
+        #[cfg(feature = "jolt")]
         "jolt" => Box::new(jolt::Jolt::new(scene, threads)),
         _ => unreachable!(),
     }
@@ -137,6 +167,20 @@ fn stability(scene: &scenes::Scene, poses: &[([f32; 3], [f32; 4])]) -> Stability
         s.max_drift = s.max_drift.max((dx * dx + dz * dz).sqrt());
     }
     s
+}
+
+/// The scene's largest joint stretch at these poses (m).
+fn joint_stretch(scene: &scenes::Scene, poses: &[([f32; 3], [f32; 4])]) -> f32 {
+    let poses: Vec<_> = poses
+        .iter()
+        .map(|(p, q)| {
+            (
+                archipelago::Vec3::from_array(*p),
+                archipelago::Quat::from_array(*q),
+            )
+        })
+        .collect();
+    scene.joint_stretch(&poses)
 }
 
 fn hash(poses: &[([f32; 3], [f32; 4])]) -> u64 {
@@ -197,32 +241,50 @@ fn main() {
         scenes::DT
     );
     println!(
-        "{:<8} {:>3} {:<12} {:>9} {:>17} {:>10} {:>7} {:>7} {:>9}  hash",
-        "scene", "thr", "engine", "ms/step", "min-max", "x archip.", "top y", "low y", "drift"
+        "{:<8} {:>3} {:<12} {:>9} {:>17} {:>10} {:>7} {:>7} {:>9} {:>12}  hash",
+        "scene",
+        "thr",
+        "engine",
+        "ms/step",
+        "min-max",
+        "x archip.",
+        "top y",
+        "low y",
+        "drift",
+        "stretch mm"
     );
     for name in &scene_names {
         let Some(scene) = scenes::by_name(name) else {
             eprintln!("unknown scene {name}");
             std::process::exit(2);
         };
+        let engines = engines(&scene);
+        let jointed = !scene.joints.is_empty();
         for &t in &threads {
-            let mut times: Vec<Vec<f64>> = vec![Vec::new(); ENGINES.len()];
-            let mut last = vec![None; ENGINES.len()];
+            let mut times: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
+            let mut last = vec![None; engines.len()];
+            let mut stretch = vec![0f32; engines.len()];
             for run in 0..runs as usize {
-                for k in 0..ENGINES.len() {
+                for k in 0..engines.len() {
                     // rotate the order each run: no engine always goes first
-                    let e = (run + k) % ENGINES.len();
+                    let e = (run + k) % engines.len();
                     eprint!(
                         "\r{name} {t} threads run {}/{runs}: {:<12}",
                         run + 1,
-                        ENGINES[e]
+                        engines[e]
                     );
-                    let mut peer = build(ENGINES[e], &scene, t, &pools);
-                    let t0 = Instant::now();
-                    for _ in 0..steps {
+                    let mut peer = build(engines[e], &scene, t, &pools);
+                    let mut elapsed = std::time::Duration::ZERO;
+                    for k in 0..steps {
+                        peer.before_step(k);
+                        let t0 = Instant::now();
                         peer.step();
+                        elapsed += t0.elapsed();
+                        if jointed {
+                            stretch[e] = stretch[e].max(joint_stretch(&scene, &peer.poses()));
+                        }
                     }
-                    times[e].push(t0.elapsed().as_secs_f64() * 1e3 / steps as f64);
+                    times[e].push(elapsed.as_secs_f64() * 1e3 / steps as f64);
                     let poses = peer.poses();
                     last[e] = Some((stability(&scene, &poses), hash(&poses)));
                 }
@@ -235,11 +297,16 @@ fn main() {
                     v[v.len() / 2]
                 })
                 .collect();
-            for (e, engine) in ENGINES.iter().enumerate() {
+            for (e, engine) in engines.iter().enumerate() {
                 let v = &times[e];
                 let (st, h) = last[e].expect("ran");
+                let stretch = if jointed {
+                    format!("{:.3}", stretch[e] * 1e3)
+                } else {
+                    "-".into()
+                };
                 println!(
-                    "{:<8} {:>3} {:<12} {:>9.3} {:>17} {:>9.2}x {:>7.3} {:>7.3} {:>9.4}  {h:016x}",
+                    "{:<8} {:>3} {:<12} {:>9.3} {:>17} {:>9.2}x {:>7.3} {:>7.3} {:>9.4} {:>12}  {h:016x}",
                     name,
                     t,
                     engine,
@@ -249,9 +316,13 @@ fn main() {
                     st.top_y,
                     st.low_y,
                     st.max_drift,
+                    stretch,
                 );
             }
-            if name == "pyramid" && steps == 500 {
+            if jointed {
+                println!("{name:<8} {t:>3} jolt         n/a: Jolt's C API (joltc-sys 0.3.1) has no constraints");
+            }
+            if name == "pyramid" && steps == 500 && engines.len() > 2 {
                 let h = last[2].expect("ran").1;
                 println!(
                     "jolt pyramid hash after 500 steps {h:016x}; Jolt's PerformanceTest prints {JOLT_PYRAMID_500_HASH:016x}: {}",

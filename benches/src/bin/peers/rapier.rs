@@ -2,13 +2,16 @@
 //! pool of the run's thread count. Choices are listed in `main.rs`.
 
 use crate::Peer;
-use archipelago::{scenes, MassSpec, MotionType, Shape, ThreadPool};
+use archipelago::{scenes, JointFrame, JointKind, MassSpec, Mat3, MotionType, Shape, ThreadPool};
 use rapier3d::prelude::*;
 
 pub struct Rapier {
     world: PhysicsWorld,
     handles: Vec<RigidBodyHandle>,
     pool: &'static ThreadPool,
+    /// The scene's late bodies: created disabled, enabled before this
+    /// step (as archipelago adds them).
+    late: Option<scenes::LateBodies>,
 }
 
 /// The world default of archipelago (and Jolt) where a body sets none.
@@ -45,6 +48,7 @@ impl Rapier {
                 .angular_damping(b.angular_damping.unwrap_or(DEFAULT_DAMPING))
                 .gravity_scale(b.gravity_factor)
                 .can_sleep(b.allow_sleeping)
+                .enabled(scene.late.is_none_or(|l| handles.len() < l.first))
                 .build();
             let h = world.bodies.insert(body);
             let collider = match b.shape {
@@ -68,15 +72,107 @@ impl Rapier {
                 .insert_with_parent(collider, h, &mut world.bodies);
             handles.push(h);
         }
+        add_joints(&mut world, scene, &handles);
         Self {
             world,
             handles,
             pool,
+            late: scene.late,
         }
     }
 }
 
+/// A joint frame as a Rapier pose: its x axis the joint's axis, y the
+/// normal (Rapier's joints act about and along their frames' x axes).
+fn pose(f: &JointFrame) -> Pose {
+    let (x, y) = (f.axis, f.normal);
+    let q = archipelago::Quat::from_mat3(&Mat3::from_cols(x, y, x.cross(y)));
+    Pose::from_parts(
+        Vector::new(f.anchor.x, f.anchor.y, f.anchor.z),
+        Rotation::from_xyzw(q.x, q.y, q.z, q.w),
+    )
+}
+
+/// The scene's joints as Rapier impulse joints (contacts between jointed
+/// bodies off, as archipelago's `collide_connected = false`). The world
+/// side is one fixed body at the origin. Mapping: fixed, point (spherical),
+/// hinge (revolute, AngX limits), slider (prismatic, LinX limits) as the
+/// same constraints; swing-twist as a spherical joint whose AngY and AngZ
+/// are coupled into a cone about x (Rapier's `limit_angular_coupled`) with
+/// AngX limited to the twist; a rigid distance joint as Rapier's only
+/// distance joint, the rope (coupled linear axes limited to [0, max]: its
+/// minimum is not enforced, "FIXME: handle min limit too" in
+/// `joint_constraint_helper.rs`), which under tension (the net) is the
+/// same constraint. Motors and springs, which no standard scene uses, are
+/// not mapped (the scene is refused).
+fn add_joints(world: &mut PhysicsWorld, scene: &scenes::Scene, handles: &[RigidBodyHandle]) {
+    if scene.joints.is_empty() {
+        return;
+    }
+    let ground = world.bodies.insert(RigidBodyBuilder::fixed().build());
+    let side = |k: Option<usize>| k.map_or(ground, |k| handles[k]);
+    for j in &scene.joints {
+        let locked = match j.kind {
+            JointKind::Fixed => JointAxesMask::LOCKED_FIXED_AXES,
+            JointKind::Point | JointKind::SwingTwist(_) => JointAxesMask::LOCKED_SPHERICAL_AXES,
+            JointKind::Hinge(_) => JointAxesMask::LOCKED_REVOLUTE_AXES,
+            JointKind::Slider(_) => JointAxesMask::LOCKED_PRISMATIC_AXES,
+            JointKind::Distance(_) => JointAxesMask::empty(),
+        };
+        let mut b = GenericJointBuilder::new(locked)
+            .local_frame1(pose(&j.frame_a))
+            .local_frame2(pose(&j.frame_b))
+            .contacts_enabled(false);
+        let unmapped = |what: &str| panic!("{}: {what} has no Rapier mapping here", scene.name);
+        match j.kind {
+            JointKind::Fixed | JointKind::Point => {}
+            JointKind::Hinge(h) => {
+                if h.motor != archipelago::JointMotor::default() || h.max_friction > 0.0 {
+                    unmapped("a hinge motor or friction");
+                }
+                if let Some(l) = h.limits {
+                    b = b.limits(JointAxis::AngX, l);
+                }
+            }
+            JointKind::Slider(s) => {
+                if s.motor != archipelago::JointMotor::default() || s.max_friction > 0.0 {
+                    unmapped("a slider motor or friction");
+                }
+                if let Some(l) = s.limits {
+                    b = b.limits(JointAxis::LinX, l);
+                }
+            }
+            JointKind::SwingTwist(st) => {
+                b = b
+                    .coupled_axes(JointAxesMask::ANG_Y | JointAxesMask::ANG_Z)
+                    .limits(JointAxis::AngY, [0.0, st.swing])
+                    .limits(JointAxis::AngX, st.twist);
+            }
+            JointKind::Distance(d) => {
+                if d.spring.is_some() || d.min != d.max {
+                    unmapped("a soft or ranged distance joint");
+                }
+                b = b
+                    .coupled_axes(JointAxesMask::LIN_AXES)
+                    .limits(JointAxis::LinX, [0.0, d.max]);
+            }
+        }
+        world
+            .impulse_joints
+            .insert(side(j.a), side(j.b), b.build(), true);
+    }
+}
+
 impl Peer for Rapier {
+    fn before_step(&mut self, steps_done: u32) {
+        let Some(late) = self.late.filter(|l| l.step == steps_done) else {
+            return;
+        };
+        for &h in &self.handles[late.first..] {
+            self.world.bodies[h].set_enabled(true);
+        }
+    }
+
     fn step(&mut self) {
         let world = &mut self.world;
         self.pool.install(|| world.step());
