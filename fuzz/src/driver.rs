@@ -399,7 +399,14 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
                 let ws = t.work_span();
                 let json = t.to_chrome_json();
                 let median = StepTrace::median_work_span(core::slice::from_ref(&t));
-                Value::Bool(!json.is_empty() && ws.parallelism().is_finite() && median.is_some())
+                let replay = t.replay(4, &ReplayCosts::default());
+                Value::Bool(
+                    !json.is_empty()
+                        && ws.parallelism().is_finite()
+                        && median.is_some()
+                        && replay.workers == 4
+                        && replay.sections.len() <= t.sections.len(),
+                )
             }
             None => Value::Bool(false),
         }),

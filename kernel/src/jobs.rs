@@ -15,7 +15,7 @@
 
 use crate::disjoint::Disjoint;
 use crate::thread_pool::pin_state_bit;
-use crate::trace::{SliceKind, Tracer};
+use crate::trace::{SectionKind, SliceKind, Tracer};
 use archipelago_layout::CachePadded;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 /// Spins before a waiting worker starts yielding its core (an
 /// oversubscribed pool must let the worker holding the batch run).
-const SPINS_BEFORE_YIELD: u32 = 64;
+pub(crate) const SPINS_BEFORE_YIELD: u32 = 64;
 
 /// What the step's phases share: the pool's size, the trace recorder when
 /// armed, the pin states seen, the abort flag and an injected fault.
@@ -105,6 +105,7 @@ impl StepCtx<'_> {
         section: u32,
         chain: u32,
         stage: u32,
+        bytes: u64,
     ) {
         if let (Some(tr), Some(t)) = (self.tracer, t) {
             tr.record(
@@ -115,12 +116,14 @@ impl StepCtx<'_> {
                     chain,
                     stage,
                 },
+                bytes,
             );
         }
     }
 
-    pub(crate) fn section(&self) -> u32 {
-        self.tracer.map_or(0, |t| t.new_section())
+    /// Opens a section of the trace (0 when not tracing).
+    pub(crate) fn section(&self, kind: SectionKind) -> u32 {
+        self.tracer.map_or(0, |t| t.new_section(kind))
     }
 
     /// Records that the current worker took part (for the pinning report).
@@ -136,7 +139,7 @@ impl StepCtx<'_> {
         let r = f();
         *slot += t0.elapsed();
         if let Some(tr) = self.tracer {
-            tr.record(name, t0, SliceKind::Phase);
+            tr.record(name, t0, SliceKind::Phase, 0);
         }
         r
     }
@@ -144,10 +147,10 @@ impl StepCtx<'_> {
     /// A serial stretch of work: on the critical path in full.
     pub fn serial<R>(&self, name: &'static str, f: impl FnOnce() -> R) -> R {
         self.maybe_inject(name);
-        let section = self.section();
+        let section = self.section(SectionKind::Serial);
         let t = self.now();
         let r = f();
-        self.job_done(name, t, section, 0, 0);
+        self.job_done(name, t, section, 0, 0, 0);
         r
     }
 
@@ -224,7 +227,7 @@ impl StepCtx<'_> {
         chunk: usize,
         f: impl Fn(usize, &mut [T]) -> u32 + Sync,
     ) -> u32 {
-        let section = self.section();
+        let section = self.section(SectionKind::Loop);
         let chunk = chunk.max(1);
         let n = data.len();
         let total = AtomicU32::new(0);
@@ -235,7 +238,8 @@ impl StepCtx<'_> {
             let (start, end) = (k * chunk, ((k + 1) * chunk).min(n));
             // SAFETY: job `k` is claimed once, and chunks do not overlap.
             let r = f(start, unsafe { data.slice_mut(start, end) });
-            self.job_done(name, t, section, 0, 0);
+            let bytes = ((end - start) * std::mem::size_of::<T>()) as u64;
+            self.job_done(name, t, section, 0, 0, bytes);
             total.fetch_add(r, Ordering::Relaxed);
         });
         total.into_inner()
@@ -268,13 +272,13 @@ impl StepCtx<'_> {
         chunk: usize,
         f: impl Fn(Range<usize>) + Sync,
     ) {
-        let section = self.section();
+        let section = self.section(SectionKind::Loop);
         let chunk = chunk.max(1);
         self.run_jobs(n.div_ceil(chunk), |k| {
             self.maybe_inject(name);
             let t = self.now();
             f(k * chunk..((k + 1) * chunk).min(n));
-            self.job_done(name, t, section, 0, 0);
+            self.job_done(name, t, section, 0, 0, 0);
         });
     }
 }

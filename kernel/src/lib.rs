@@ -75,4 +75,6 @@ pub use shape::Shape;
 pub use stats::{PhaseTimes, StepStats, UpdateWarnings};
 pub use system::{Contact, ContactPoint, PhysicsSystem};
 pub use thread_pool::{build_pinned_pool, detect_cores, CoreTopology, PinnedPool, Pinning};
-pub use trace::{SliceKind, StepTrace, TraceEvent, WorkSpan};
+pub use trace::{
+    Replay, ReplayCosts, SectionKind, SectionReplay, SliceKind, StepTrace, TraceEvent, WorkSpan,
+};

@@ -26,11 +26,12 @@ use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::islands::build_islands;
 use crate::jobs::StepCtx;
 use crate::limits::{MAX_COLLISION_STEPS, MAX_TIME_STEP, MIN_TIME_STEP};
+use crate::settings::Capacities;
 use crate::sleep::{sleep_islands, wake_touched, SLEEPER_CHECKS_PER_JOB};
 use crate::stats::{StepStats, UpdateWarnings};
 use crate::system::PhysicsSystem;
 use crate::thread_pool::pinning_from_bits;
-use crate::trace::Tracer;
+use crate::trace::{StepTrace, Tracer};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Instant;
 
@@ -88,7 +89,16 @@ impl PhysicsSystem {
         };
         self.poisoned = false;
         if let Some(t) = tracer {
-            self.last_trace = Some(t.finish());
+            let in_use = Capacities {
+                max_bodies: stats.active_bodies as usize,
+                max_body_pairs: stats.body_pairs as usize,
+                max_contact_constraints: stats.manifolds as usize,
+                max_joints: stats.active_joints as usize,
+            };
+            self.last_trace = Some(StepTrace {
+                footprint_bytes: in_use.memory_bytes() as u64,
+                ..t.finish()
+            });
         }
         let stats = StepStats {
             pinning: pinning_from_bits(pin_bits.load(Ordering::Relaxed)),

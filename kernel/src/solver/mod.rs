@@ -71,7 +71,7 @@ use dispatch::dispatch;
 use joint::batch::{JointBodyRows, JointDef, JointImpulses, JointPrestep};
 use layout::{Layout, PADDING};
 use poses::{BodyPose, PoseLanes};
-use schedule::Schedule;
+use schedule::{Schedule, SlotBytes};
 use splitter::{LargeIslandSplitter, LARGE_ISLAND_THRESHOLD, NO_BODY, NUM_SPLITS};
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -104,6 +104,34 @@ const SETUP_BUNDLES: usize = 2;
 const GATHER_CHUNK: usize = 512;
 /// Manifolds (or joints) per impulse write-back job.
 const WRITE_BACK_CHUNK: usize = 256;
+
+/// What one slot streams per velocity pass, for the traces' bandwidth
+/// estimate: its bundle's columns per lane (references, definition,
+/// prestep, impulses read and written) and both bodies' records gathered
+/// and scattered, each counted once (no reuse between lanes assumed).
+const VELOCITY_SLOT_BYTES: SlotBytes = SlotBytes {
+    contact: ((size_of::<BundleBodies>()
+        + size_of::<ContactPrestep>()
+        + 2 * size_of::<ContactImpulses>())
+        / LANES
+        + 4 * size_of::<BodyVelocity>()) as u64,
+    joint: ((size_of::<BundleBodies>()
+        + size_of::<JointDef>()
+        + size_of::<JointPrestep>()
+        + 2 * size_of::<JointImpulses>())
+        / LANES
+        + 4 * size_of::<BodyVelocity>()) as u64,
+};
+/// The same per position pass (poses instead of velocities).
+const POSITION_SLOT_BYTES: SlotBytes = SlotBytes {
+    contact: ((size_of::<BundleBodies>()
+        + size_of::<ContactPrestep>()
+        + size_of::<PositionPrestep>())
+        / LANES
+        + 4 * size_of::<BodyPose>()) as u64,
+    joint: ((size_of::<BundleBodies>() + size_of::<JointDef>() + size_of::<JointPrestep>()) / LANES
+        + 4 * size_of::<BodyPose>()) as u64,
+};
 
 /// Split statistics of one step (see [`crate::StepStats`]).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -576,6 +604,7 @@ impl Solver {
         self.velocity_schedule.run(
             ctx,
             "velocity batch",
+            VELOCITY_SLOT_BYTES,
             // The constraints of a stage share no dynamic body (the
             // splitter's invariant; split 31 is one batch on one worker), a
             // stage starts only after the previous stage of its island
@@ -837,6 +866,7 @@ impl Solver {
             self.position_schedule.run(
                 ctx,
                 "position batch",
+                POSITION_SLOT_BYTES,
                 |stage, contacts, joints| {
                     if stage.non_parallel {
                         lanes(contacts, joints)

@@ -19,13 +19,11 @@
 use super::layout::{Layout, Slots};
 use super::splitter::NON_PARALLEL_SPLIT;
 use crate::jobs::{backoff, StepCtx};
+use crate::trace::{SectionKind, PACK_CHAIN_BASE};
 use archipelago_layout::CachePadded;
 use archipelago_simd::LANES;
 use std::ops::Range;
 use std::sync::atomic::{AtomicU32, Ordering};
-
-/// Chains of packed small islands are numbered from here in traces.
-const PACK_CHAIN_BASE: u32 = 1 << 20;
 
 const NO_STAGE: u32 = u32::MAX;
 
@@ -63,6 +61,18 @@ pub(crate) struct Schedule {
     /// Packs of small islands (`layout.rs`), run by index.
     packs: u32,
     next_pack: CachePadded<AtomicU32>,
+    /// Per pack: its contact and joint slots (for the bytes in traces).
+    pack_slots: Vec<(u32, u32)>,
+    /// Passes per solve.
+    iterations: u32,
+}
+
+/// Bytes one contact slot and one joint slot stream per pass (traces'
+/// estimate for the bandwidth ceiling, see `TraceEvent::bytes`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SlotBytes {
+    pub contact: u64,
+    pub joint: u64,
 }
 
 impl Schedule {
@@ -73,6 +83,8 @@ impl Schedule {
             claims: Vec::new(),
             packs: 0,
             next_pack: CachePadded::new(AtomicU32::new(0)),
+            pack_slots: Vec::new(),
+            iterations: 0,
         }
     }
 
@@ -113,6 +125,17 @@ impl Schedule {
             self.done.push(CachePadded::new(AtomicU32::new(0)));
         }
         self.packs = layout.packs.len() as u32;
+        self.iterations = iterations;
+        self.pack_slots.clear();
+        let len = |(a, b): (u32, u32)| b - a;
+        for pack in &layout.packs {
+            let colours = &layout.colour_ranges[pack.colours.0 as usize..pack.colours.1 as usize];
+            let (c, j) = colours
+                .iter()
+                .chain([&pack.overflow])
+                .fold((0, 0), |(c, j), s| (c + len(s.contacts), j + len(s.joints)));
+            self.pack_slots.push((c, j));
+        }
     }
 
     /// Runs the schedule on all workers: `batch(stage, contact slots,
@@ -133,6 +156,7 @@ impl Schedule {
         &mut self,
         ctx: &StepCtx,
         name: &'static str,
+        slot_bytes: SlotBytes,
         batch: impl Fn(&Stage, Range<usize>, Range<usize>) + Sync,
         pack: impl Fn(usize) + Sync,
     ) {
@@ -149,7 +173,9 @@ impl Schedule {
         }
         self.next_pack.store(0, Ordering::Relaxed);
         let this = &*self;
-        let section = ctx.section();
+        let section = ctx.section(SectionKind::Schedule);
+        let bytes =
+            |contacts: u64, joints: u64| contacts * slot_bytes.contact + joints * slot_bytes.joint;
         let run_pack = || -> bool {
             let p = this.next_pack.fetch_add(1, Ordering::Relaxed) as usize;
             if p >= this.packs as usize {
@@ -158,7 +184,9 @@ impl Schedule {
             ctx.maybe_inject(name);
             let t = ctx.now();
             pack(p);
-            ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0);
+            let (c, j) = this.pack_slots[p];
+            let b = bytes(c as u64, j as u64) * this.iterations as u64;
+            ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0, b);
             true
         };
         let worker = |w: usize| {
@@ -215,8 +243,9 @@ impl Schedule {
                         };
                         ctx.maybe_inject(name);
                         let t = ctx.now();
+                        let b = bytes(contacts.len() as u64, joints.len() as u64);
                         batch(stage, contacts, joints);
-                        ctx.job_done(name, t, section, stage.chain, st as u32);
+                        ctx.job_done(name, t, section, stage.chain, st as u32, b);
                         finished += 1;
                     }
                 }

@@ -12,8 +12,17 @@
 //! From that, [`StepTrace::work_span`] computes the total work T1 (sum of all
 //! jobs) and the critical path T∞ (per section, the longest chain of
 //! per-stage maxima, summed over sections). T1/T∞ bounds the speedup any
-//! number of workers can reach on this step, so it predicts where scaling
-//! stops on machines with more cores than the one measured.
+//! number of workers can reach on this step. [`StepTrace::replay`]
+//! (`replay.rs`) goes further: it runs a 1-thread trace's jobs on simulated
+//! workers with the kernel's own claiming rules and measured
+//! synchronisation costs ([`ReplayCosts::measure`], `calibrate.rs`), which
+//! predicts the step's time at any worker count and what limits it.
+
+mod calibrate;
+mod replay;
+
+pub(crate) use replay::PACK_CHAIN_BASE;
+pub use replay::{Replay, ReplayCosts, SectionReplay};
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -32,6 +41,27 @@ pub enum SliceKind {
     },
 }
 
+/// How the jobs of a section are handed to workers (what a replay
+/// simulates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SectionKind {
+    /// One job on the worker driving the step.
+    Serial,
+    /// A parallel loop: jobs claimed in index order from one shared counter
+    /// by the driving worker and helpers that join it one after another
+    /// (each helper a stolen half of a `rayon::join`).
+    #[default]
+    Loop,
+    /// The solver's staged schedule (`solver/schedule.rs`): per split
+    /// island a chain of stages with a barrier between consecutive ones,
+    /// each stage's batches dealt out as one home range per worker (then
+    /// stolen), and packs of small islands from a shared counter, taken by
+    /// workers waiting at a barrier and by all at the end. A job's `chain`
+    /// is its island (or [`PACK_CHAIN_BASE`] + its pack), its `stage` the
+    /// stage's index in the schedule.
+    Schedule,
+}
+
 /// One recorded slice.
 #[derive(Debug, Clone, Copy)]
 pub struct TraceEvent {
@@ -42,6 +72,12 @@ pub struct TraceEvent {
     pub start_ns: u64,
     pub dur_ns: u64,
     pub kind: SliceKind,
+    /// Estimated bytes the job streams (its columns' sizes, read and
+    /// written, counted once per pass; 0 where not estimated): a parallel
+    /// loop over a slice counts the slice it writes, a solver batch every
+    /// column of its constraints and both bodies' state. Feeds the memory
+    /// bandwidth ceiling of [`StepTrace::replay`].
+    pub bytes: u64,
 }
 
 /// The trace of one `update`.
@@ -50,6 +86,18 @@ pub struct StepTrace {
     pub events: Vec<TraceEvent>,
     /// Workers in the pool that ran the step.
     pub threads: usize,
+    /// Per section number: how its jobs were handed out (a section missing
+    /// here replays as a [`SectionKind::Loop`]).
+    pub sections: Vec<SectionKind>,
+    /// Nanoseconds from the start of the step to the end of its recording
+    /// (the step's wall time, plus a few microseconds of bookkeeping).
+    pub wall_ns: u64,
+    /// About how many bytes the step's data takes: the awake bodies, body
+    /// pairs, contact constraints and joints at their allocation cost per
+    /// item ([`Capacities::memory_bytes`](crate::Capacities::memory_bytes)'s
+    /// figures). A replay counts the part beyond the machine's last-level
+    /// cache as streamed from memory; 0 counts everything.
+    pub footprint_bytes: u64,
 }
 
 /// Total work and critical path of a traced step.
@@ -227,6 +275,8 @@ pub(crate) struct Tracer {
     origin: Instant,
     buffers: Vec<Mutex<Vec<TraceEvent>>>,
     next_section: AtomicU32,
+    /// (section, kind) as the sections were opened.
+    sections: Mutex<Vec<(u32, SectionKind)>>,
     threads: usize,
 }
 
@@ -238,6 +288,7 @@ impl Tracer {
                 .map(|_| Mutex::new(Vec::with_capacity(4096)))
                 .collect(),
             next_section: AtomicU32::new(0),
+            sections: Mutex::new(Vec::with_capacity(256)),
             threads,
         }
     }
@@ -248,11 +299,16 @@ impl Tracer {
             .unwrap_or(self.threads)
     }
 
-    pub fn new_section(&self) -> u32 {
-        self.next_section.fetch_add(1, Ordering::Relaxed)
+    pub fn new_section(&self, kind: SectionKind) -> u32 {
+        let section = self.next_section.fetch_add(1, Ordering::Relaxed);
+        self.sections
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((section, kind));
+        section
     }
 
-    pub fn record(&self, name: &'static str, start: Instant, kind: SliceKind) {
+    pub fn record(&self, name: &'static str, start: Instant, kind: SliceKind, bytes: u64) {
         let end = Instant::now();
         let t = self.thread();
         let event = TraceEvent {
@@ -261,6 +317,7 @@ impl Tracer {
             start_ns: start.duration_since(self.origin).as_nanos() as u64,
             dur_ns: end.duration_since(start).as_nanos() as u64,
             kind,
+            bytes,
         };
         self.buffers[t]
             .lock()
@@ -269,6 +326,18 @@ impl Tracer {
     }
 
     pub fn finish(self) -> StepTrace {
+        let wall_ns = self.origin.elapsed().as_nanos() as u64;
+        let mut opened = self
+            .sections
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        opened.sort_unstable_by_key(|&(s, _)| s);
+        let mut sections = vec![SectionKind::Loop; opened.len()];
+        for (s, kind) in opened {
+            if let Some(slot) = sections.get_mut(s as usize) {
+                *slot = kind;
+            }
+        }
         let mut events: Vec<TraceEvent> = self
             .buffers
             .into_iter()
@@ -278,6 +347,9 @@ impl Tracer {
         StepTrace {
             events,
             threads: self.threads,
+            sections,
+            wall_ns,
+            footprint_bytes: 0,
         }
     }
 }
@@ -297,6 +369,7 @@ mod tests {
                 chain,
                 stage,
             },
+            bytes: 0,
         }
     }
 
@@ -304,6 +377,9 @@ mod tests {
     fn work_and_span_follow_sections_chains_and_stages() {
         let t = StepTrace {
             threads: 2,
+            sections: Vec::new(),
+            wall_ns: 0,
+            footprint_bytes: 0,
             events: vec![
                 // section 0: serial 10
                 job(0, 0, 0, 10),
@@ -334,6 +410,9 @@ mod tests {
             }
             StepTrace {
                 threads: 2,
+                sections: Vec::new(),
+                wall_ns: 0,
+                footprint_bytes: 0,
                 events: vec![
                     job(0, 0, 0, durs[0]),
                     job(1, 0, 0, durs[1]),

@@ -15,8 +15,16 @@
 //! results, to compare their speed), `--simd auto|avx512|avx2|baseline` (the
 //! instruction set of the wide bundles: same results), `--pair-cache
 //! on|off|both` (the body-pair cache; `both` runs every thread count with it
-//! on and off, alternating, and prints the narrow phase's ratio). The header
-//! says which SIMD path ran.
+//! on and off, alternating, and prints the narrow phase's ratio),
+//! `--predict` (replays the 1-thread traced steps on 1–64 simulated workers
+//! and prints the predicted table beside the measured one, the knee and what
+//! limits it: `predict.rs`; needs 1 among the thread counts), `--predict-csv
+//! FILE` (that table as CSV, for `report`), `--memory-bandwidth GB/s` (the
+//! memory system's bandwidth for the prediction's ceiling, where this
+//! machine has too few cores to measure it). The header says which SIMD
+//! path ran.
+
+mod predict;
 
 use archipelago::{
     build_pinned_pool, detect_cores, scenes, BroadPhaseKind, MbpSettings, PhaseTimes,
@@ -43,6 +51,9 @@ struct Args {
     simd: SimdPath,
     /// Body-pair cache settings to run, each at every thread count.
     pair_cache: Vec<bool>,
+    predict: bool,
+    predict_csv: Option<String>,
+    memory_gbs: Option<f64>,
 }
 
 /// MBP regions for the standard scenes: an 8 × 8 grid over the floor.
@@ -56,7 +67,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both]",
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
         scenes::NAMES.join("|")
     )
 }
@@ -76,6 +87,9 @@ fn parse_args() -> Result<Args, String> {
         solver: SolverWidth::Wide,
         simd: SimdPath::Auto,
         pair_cache: vec![true],
+        predict: false,
+        predict_csv: None,
+        memory_gbs: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -137,12 +151,29 @@ fn parse_args() -> Result<Args, String> {
                     other => return Err(format!("--pair-cache: unknown {other} (on|off|both)")),
                 }
             }
+            "--predict" => args.predict = true,
+            "--predict-csv" => {
+                args.predict = true;
+                args.predict_csv = Some(value()?);
+            }
+            "--memory-bandwidth" => {
+                let g: f64 = value()?
+                    .parse()
+                    .map_err(|e| format!("--memory-bandwidth: {e}"))?;
+                if !(g.is_finite() && g > 0.0) {
+                    return Err("--memory-bandwidth: GB/s must be positive".into());
+                }
+                args.memory_gbs = Some(g);
+            }
             "--help" | "-h" => return Err(usage()),
             other => return Err(format!("unknown option {other}\n{}", usage())),
         }
     }
     if args.steps == 0 || args.runs == 0 {
         return Err("--steps and --runs must be at least 1".into());
+    }
+    if args.predict && !args.threads.as_ref().is_none_or(|t| t.contains(&1)) {
+        return Err("--predict replays 1-thread traces: --threads must include 1".into());
     }
     Ok(args)
 }
@@ -178,6 +209,10 @@ struct Row {
     median_work_span: Option<WorkSpan>,
     /// Largest joint stretch after the last timed step (m).
     stretch: f32,
+    /// --predict: 1-thread steps traced during the runs.
+    predict_traces: Vec<StepTrace>,
+    /// The steps traced after the last run.
+    traces: Vec<StepTrace>,
     oversubscribed: bool,
     pinning: archipelago::Pinning,
 }
@@ -261,6 +296,10 @@ fn main() {
         last: Option<StepStats>,
         work_span: Option<WorkSpan>,
         median_work_span: Option<WorkSpan>,
+        /// --predict: 1-thread steps traced during the runs.
+        predict_traces: Vec<StepTrace>,
+        /// The steps traced after the last run.
+        traces: Vec<StepTrace>,
         cache_hits: u64,
         cache_misses: u64,
         apart_by_bounds: u64,
@@ -290,6 +329,8 @@ fn main() {
             last: None,
             work_span: None,
             median_work_span: None,
+            predict_traces: Vec::new(),
+            traces: Vec::new(),
             cache_hits: 0,
             cache_misses: 0,
             apart_by_bounds: 0,
@@ -304,13 +345,27 @@ fn main() {
                 .build(settings_of(cache))
                 .expect("standard scene builds");
             let mut total = Duration::ZERO;
+            let mut timed = 0u32;
+            // --predict: the 1-thread runs trace steps spread over each run
+            // (so the replayed steps are a sample of the timed ones, taken
+            // at the same moments of this shared machine); they are left
+            // out of the timing.
+            let stride = (args.steps / predict::TRACES_PER_RUN).max(1);
+            let traces_here = args.predict && t == 1 && cache == args.pair_cache[0];
             for step in 0..args.steps {
                 scene
                     .before_update(&mut world, &ids, step)
                     .expect("late bodies fit");
+                if traces_here && step % stride == stride / 2 {
+                    world.record_trace();
+                    world.update(scenes::DT, 1, pool).expect("valid step");
+                    a.predict_traces.push(world.take_trace().expect("armed"));
+                    continue;
+                }
                 let t0 = Instant::now();
                 let stats = world.update(scenes::DT, 1, pool).expect("valid step");
                 total += t0.elapsed();
+                timed += 1;
                 if run == args.runs - 1 {
                     a.phases.accumulate(&stats.times);
                     a.cache_hits += stats.body_pair_cache_hits as u64;
@@ -350,7 +405,7 @@ fn main() {
             }
             a.hash = Some(h);
             a.per_run
-                .push(total.as_secs_f64() * 1e3 / args.steps as f64);
+                .push(total.as_secs_f64() * 1e3 / timed.max(1) as f64);
             if run == args.runs - 1 {
                 // A few more steps, traced (not timed): work and span. One
                 // preempted job stretches a step's critical path, so the
@@ -364,6 +419,7 @@ fn main() {
                 }
                 let steps: Vec<StepTrace> = traced.iter().map(|(_, t)| t.clone()).collect();
                 a.median_work_span = StepTrace::median_work_span(&steps);
+                a.traces = steps;
                 traced.sort_by(|a, b| a.0.parallelism().total_cmp(&b.0.parallelism()));
                 let (ws, trace) = &traced[traced.len() / 2];
                 a.work_span = Some(*ws);
@@ -396,6 +452,8 @@ fn main() {
                 work_span: a.work_span.expect("traced"),
                 median_work_span: a.median_work_span,
                 stretch: a.stretch,
+                predict_traces: a.predict_traces,
+                traces: a.traces,
                 oversubscribed: t > cores.physical(),
                 pinning: p.pinning,
             }
@@ -538,6 +596,64 @@ fn main() {
                 m.parallelism()
             ),
             None => println!("  per-stage median: the traced steps differ in structure"),
+        }
+    }
+
+    if args.predict {
+        let cache = args.pair_cache[0];
+        let one = rows
+            .iter()
+            .find(|r| r.threads == 1 && r.pair_cache == cache)
+            .expect("--predict: a 1-thread row");
+        // One worker per physical core (two at least: a handoff needs a
+        // partner), so the costs are the machine's, not oversubscription's.
+        let workers = cores.physical().max(2);
+        let pool = build_pinned_pool(Some(workers)).expect("thread pool");
+        match predict::costs(&pool.pool, args.memory_gbs) {
+            Some((costs, line)) => {
+                let (co_run, pairs) =
+                    predict::co_run_slowdown(&scene, settings_of(cache), workers, args.warmup);
+                let costs = archipelago::ReplayCosts {
+                    co_run_slowdown: co_run,
+                    ..costs
+                };
+                let line = format!(
+                    "{line}; a step on one core is {co_run:.3}x slower while {workers} copies run at once ({pairs} steps alone and together, interleaved)"
+                );
+                let predicted = predict::predict(&one.predict_traces, &costs, one.median_ms);
+                let measured: Vec<(usize, f64, bool)> = rows
+                    .iter()
+                    .filter(|r| r.pair_cache == cache)
+                    .map(|r| (r.threads, one.median_ms / r.median_ms, r.oversubscribed))
+                    .collect();
+                let line = if workers > cores.physical() {
+                    format!("{line} (oversubscribed: one core)")
+                } else {
+                    line
+                };
+                let footprint = one.predict_traces.first().map_or(0, |t| t.footprint_bytes);
+                predict::print(
+                    scene.name,
+                    &predicted,
+                    &measured,
+                    &line,
+                    (footprint, &costs),
+                );
+                // per section name: the 2-worker prediction against the
+                // sections of the steps traced at 2 threads
+                if let Some(two) = rows
+                    .iter()
+                    .find(|r| r.threads == 2 && r.pair_cache == cache && !r.oversubscribed)
+                {
+                    predict::print_sections(&one.predict_traces, &two.traces, &costs);
+                }
+                if let Some(path) = &args.predict_csv {
+                    predict::write_csv(path, scene.name, &predicted).expect("write predict csv");
+                }
+            }
+            None => println!(
+                "prediction: the costs could not be measured (a pool of {workers} workers)"
+            ),
         }
     }
 

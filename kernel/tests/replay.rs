@@ -1,0 +1,297 @@
+//! The scheduler simulator (`StepTrace::replay`) on synthetic traces with
+//! known answers, and on a real 1-thread trace, whose wall time a
+//! 1-worker replay must reproduce exactly.
+
+use archipelago::*;
+use std::time::Duration;
+
+/// Chains of packed small islands start here in traces (the kernel's
+/// `PACK_CHAIN_BASE`).
+const PACK: u32 = 1 << 20;
+
+/// A 1-thread trace: the jobs `(section, chain, stage, ns)` back to back
+/// from t = 0, in the order given.
+fn trace(sections: &[SectionKind], jobs: &[(u32, u32, u32, u64)]) -> StepTrace {
+    let mut t = 0;
+    let events = jobs
+        .iter()
+        .map(|&(section, chain, stage, dur_ns)| {
+            let e = TraceEvent {
+                name: "job",
+                thread: 0,
+                start_ns: t,
+                dur_ns,
+                kind: SliceKind::Job {
+                    section,
+                    chain,
+                    stage,
+                },
+                bytes: 0,
+            };
+            t += dur_ns;
+            e
+        })
+        .collect();
+    StepTrace {
+        events,
+        threads: 1,
+        sections: sections.to_vec(),
+        wall_ns: t,
+        footprint_bytes: 0,
+    }
+}
+
+fn ns(r: &Replay) -> u64 {
+    r.step.as_nanos() as u64
+}
+
+const WORKERS: [usize; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+fn costs(steal_ns: f64, handoff_ns: f64) -> ReplayCosts {
+    ReplayCosts {
+        steal_ns,
+        handoff_ns,
+        ..ReplayCosts::default()
+    }
+}
+
+#[test]
+fn one_long_job_does_not_speed_up() {
+    for kind in [
+        SectionKind::Serial,
+        SectionKind::Loop,
+        SectionKind::Schedule,
+    ] {
+        let t = trace(&[kind], &[(0, 0, 0, 5_000)]);
+        for p in WORKERS {
+            assert_eq!(ns(&t.replay(p, &ReplayCosts::default())), 5_000);
+            // priced, a schedule's lone batch sits in the last worker's
+            // home range, and the driving worker steals it (one handoff)
+            let r = t.replay(p, &costs(300.0, 100.0));
+            let steal = if kind == SectionKind::Schedule && p > 1 {
+                100
+            } else {
+                0
+            };
+            assert_eq!(ns(&r), 5_000 + steal, "{kind:?} at {p}");
+        }
+    }
+}
+
+#[test]
+fn equal_jobs_speed_up_by_the_worker_count_up_to_the_job_count() {
+    let n = 16;
+    for kind in [SectionKind::Loop, SectionKind::Schedule] {
+        let jobs: Vec<_> = (0..n).map(|_| (0, 0, 0, 1_000)).collect();
+        let t = trace(&[kind], &jobs);
+        for p in WORKERS {
+            // free synchronisation: exactly min(P, n)
+            let free = t.replay(p, &ReplayCosts::default());
+            let speedup = 16_000.0 / ns(&free) as f64;
+            assert_eq!(speedup, p.min(n) as f64, "{kind:?} at {p}");
+            // priced: slower by the forks, claims and joins, never faster
+            // than free, and never by more than every one of them paid in
+            // full
+            let (s, h) = (300, 100);
+            let priced = ns(&t.replay(p, &costs(s as f64, h as f64)));
+            let q = p.min(n) as u64;
+            let bound = ns(&free) + (q - 1) * s + (n as u64 + q) * h;
+            assert!(
+                priced >= ns(&free) && priced <= bound,
+                "{kind:?} at {p}: {priced} ns not in {}..={bound}",
+                ns(&free)
+            );
+        }
+    }
+}
+
+#[test]
+fn two_workers_on_four_batches_pay_one_steal_and_one_handoff() {
+    // home ranges [b0 b1] and [b2 b3]: worker 1 starts one steal late, so
+    // it ends at steal + 200 and the driver sees it one handoff later
+    let jobs: Vec<_> = (0..4).map(|_| (0, 0, 0, 100)).collect();
+    let t = trace(&[SectionKind::Schedule], &jobs);
+    assert_eq!(ns(&t.replay(2, &costs(30.0, 10.0))), 200 + 30 + 10);
+    // a loop's shared counter: worker 1 claims at 30 after worker 0's
+    // claim (a handoff, 140), worker 0 claims at 100 after worker 1's
+    // (210), worker 1 at 140 (250), then the join (260)
+    let t = trace(&[SectionKind::Loop], &jobs);
+    assert_eq!(ns(&t.replay(2, &costs(30.0, 10.0))), 260);
+}
+
+#[test]
+fn a_chain_of_stages_takes_the_sum_of_its_stage_maxima() {
+    let t = trace(
+        &[SectionKind::Schedule],
+        &[
+            (0, 0, 0, 10),
+            (0, 0, 0, 30),
+            (0, 0, 0, 20),
+            (0, 0, 1, 5),
+            (0, 0, 1, 5),
+            (0, 0, 2, 40),
+        ],
+    );
+    assert_eq!(ns(&t.replay(1, &ReplayCosts::default())), 110);
+    for p in [3, 4, 8, 64] {
+        assert_eq!(ns(&t.replay(p, &ReplayCosts::default())), 30 + 5 + 40);
+    }
+    // two workers: stage 0's home ranges are [10] and [30 20]; worker 0
+    // steals the 20 at 10 and ends at 30 with worker 1
+    assert_eq!(ns(&t.replay(2, &ReplayCosts::default())), 30 + 5 + 40);
+    // every barrier is seen one handoff late
+    let r = t.replay(4, &costs(0.0, 7.0));
+    assert!(ns(&r) >= 75 + 2 * 7, "{}", ns(&r));
+}
+
+#[test]
+fn packs_of_small_islands_fill_a_barrier_wait() {
+    // stage 1 waits for stage 0's one long batch; the other worker runs
+    // both packs meanwhile
+    let t = trace(
+        &[SectionKind::Schedule],
+        &[
+            (0, 0, 0, 100),
+            (0, 0, 1, 10),
+            (0, PACK, 0, 50),
+            (0, PACK + 1, 0, 50),
+        ],
+    );
+    assert_eq!(ns(&t.replay(1, &ReplayCosts::default())), 210);
+    assert_eq!(ns(&t.replay(2, &ReplayCosts::default())), 110);
+}
+
+#[test]
+fn sections_run_in_order_with_the_gaps_between_them_serial() {
+    // 4 jobs of 100 (a loop), a gap of 50, a serial job of 70, and 30 of
+    // bookkeeping after the last section
+    let mut t = trace(
+        &[SectionKind::Loop, SectionKind::Serial],
+        &[
+            (0, 0, 0, 100),
+            (0, 0, 0, 100),
+            (0, 0, 0, 100),
+            (0, 0, 0, 100),
+            (1, 0, 0, 70),
+        ],
+    );
+    t.events[4].start_ns += 50;
+    t.wall_ns += 50 + 30;
+    let one = t.replay(1, &ReplayCosts::default());
+    assert_eq!(ns(&one), t.wall_ns);
+    assert_eq!(one.serial_gaps_ns, 80);
+    let four = t.replay(4, &ReplayCosts::default());
+    assert_eq!(ns(&four), 100 + 80 + 70);
+    assert_eq!(four.sections.len(), 2);
+    assert_eq!(four.sections[0].predicted_ns, 100);
+    assert!(
+        four.limiter().0.starts_with("serial"),
+        "{:?}",
+        four.limiter()
+    );
+}
+
+#[test]
+fn bandwidth_caps_a_section_that_streams_more_than_its_cores_get() {
+    // 8 jobs of 100 ns streaming 1000 bytes each; a core copies 10 B/ns,
+    // the memory system 20 B/ns: from 2 workers on the loop is bandwidth
+    // bound at 8000 / 20 = 400 ns
+    let mut t = trace(&[SectionKind::Loop], &[(0, 0, 0, 100); 8]);
+    for e in &mut t.events {
+        e.bytes = 1000;
+    }
+    let c = ReplayCosts {
+        core_bandwidth: 10e9,
+        memory_bandwidth: 20e9,
+        ..ReplayCosts::default()
+    };
+    assert_eq!(ns(&t.replay(1, &c)), 800);
+    let eight = t.replay(8, &c);
+    assert_eq!(ns(&eight), 400);
+    assert!(eight.sections[0].bandwidth_bound());
+    assert!(
+        eight.limiter().0.contains("bandwidth"),
+        "{:?}",
+        eight.limiter()
+    );
+}
+
+#[test]
+fn a_real_one_thread_trace_replays_to_its_own_wall_time() {
+    let pool = build_pinned_pool(Some(1)).unwrap().pool;
+    let (mut w, _) = scenes::pyramid().build(PhysicsSettings::default()).unwrap();
+    for _ in 0..30 {
+        w.update(scenes::DT, 1, &pool).unwrap();
+    }
+    w.record_trace();
+    w.update(scenes::DT, 1, &pool).unwrap();
+    let t = w.take_trace().expect("armed");
+    assert!(t.sections.contains(&SectionKind::Schedule));
+    assert!(t.sections.contains(&SectionKind::Serial));
+    let one = t.replay(1, &ReplayCosts::default());
+    assert_eq!(ns(&one), t.wall_ns);
+    // the solver's batches estimate what they stream
+    let velocity = one
+        .sections
+        .iter()
+        .find(|s| s.name == "velocity batch")
+        .expect("a velocity solve");
+    assert_eq!(velocity.kind, SectionKind::Schedule);
+    assert!(velocity.bytes > 0);
+    // more workers never cost more when synchronisation is free, and the
+    // same trace always replays the same
+    let mut last = ns(&one);
+    for p in [2, 4, 8, 16] {
+        let r = t.replay(p, &ReplayCosts::default());
+        assert!(ns(&r) <= last, "{p} workers: {} > {last}", ns(&r));
+        assert_eq!(r, t.replay(p, &ReplayCosts::default()));
+        last = ns(&r);
+    }
+}
+
+#[test]
+fn costs_are_measured_on_a_pool_of_two() {
+    let one = build_pinned_pool(Some(1)).unwrap().pool;
+    assert_eq!(ReplayCosts::measure(&one), None, "needs two workers");
+    let two = build_pinned_pool(Some(2)).unwrap().pool;
+    let c = ReplayCosts::measure(&two).expect("two workers");
+    for (what, v) in [
+        ("steal", c.steal_ns),
+        ("handoff", c.handoff_ns),
+        ("core bandwidth", c.core_bandwidth),
+        ("memory bandwidth", c.memory_bandwidth),
+    ] {
+        assert!(v.is_finite() && v > 0.0, "{what}: {v}");
+    }
+    // a cache line moves in well under a millisecond; a core copies more
+    // than 100 MB/s
+    assert!(c.handoff_ns < 1e6 && c.steal_ns < 1e6, "{c:?}");
+    assert!(c.core_bandwidth > 1e8, "{c:?}");
+    assert!(c.memory_bandwidth >= c.core_bandwidth);
+    let _ = Duration::ZERO;
+}
+
+#[test]
+fn a_worker_that_waited_past_its_spinning_sees_the_release_late() {
+    // stage 0: one batch of 10 us (worker 0 steals it from worker 1's home
+    // range); stage 1: two of 5 us. Worker 1 waits 10 us for stage 0, past
+    // its 1 us of spinning, so it starts stage 1 a wake-up (500 ns) after
+    // the release instead of a handoff (10 ns).
+    let t = trace(
+        &[SectionKind::Schedule],
+        &[(0, 0, 0, 10_000), (0, 0, 1, 5_000), (0, 0, 1, 5_000)],
+    );
+    let spinning = ReplayCosts {
+        handoff_ns: 10.0,
+        wake_ns: 500.0,
+        spin_window_ns: 1_000.0,
+        ..ReplayCosts::default()
+    };
+    assert_eq!(ns(&t.replay(2, &spinning)), 10 + 10_000 + 500 + 5_000 + 10);
+    // spinning forever: the release is a handoff away
+    let forever = ReplayCosts {
+        spin_window_ns: f64::INFINITY,
+        ..spinning
+    };
+    assert_eq!(ns(&t.replay(2, &forever)), 10 + 10_000 + 10 + 5_000 + 10);
+}
