@@ -24,6 +24,7 @@ mod replay;
 pub(crate) use replay::PACK_CHAIN_BASE;
 pub use replay::{Replay, ReplayCosts, SectionReplay};
 
+use archipelago_layout::CachePadded;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -270,10 +271,12 @@ fn span_of(stages: &[StageMax]) -> u64 {
 }
 
 /// Armed recorder: one event buffer per worker (plus one for outside
-/// threads), so recording never contends across workers.
+/// threads), each on its own cache lines, so recording never contends
+/// across workers (adjacent buffers made a traced 2-thread step's jobs up
+/// to 1.5x slower: every push moved the shared line).
 pub(crate) struct Tracer {
     origin: Instant,
-    buffers: Vec<Mutex<Vec<TraceEvent>>>,
+    buffers: Vec<CachePadded<Mutex<Vec<TraceEvent>>>>,
     next_section: AtomicU32,
     /// (section, kind) as the sections were opened.
     sections: Mutex<Vec<(u32, SectionKind)>>,
@@ -285,7 +288,7 @@ impl Tracer {
         Self {
             origin: Instant::now(),
             buffers: (0..=threads)
-                .map(|_| Mutex::new(Vec::with_capacity(4096)))
+                .map(|_| CachePadded::new(Mutex::new(Vec::with_capacity(4096))))
                 .collect(),
             next_section: AtomicU32::new(0),
             sections: Mutex::new(Vec::with_capacity(256)),
@@ -341,7 +344,11 @@ impl Tracer {
         let mut events: Vec<TraceEvent> = self
             .buffers
             .into_iter()
-            .flat_map(|b| b.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .flat_map(|b| {
+                b.into_inner()
+                    .into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+            })
             .collect();
         events.sort_by_key(|e| (e.start_ns, e.thread));
         StepTrace {
