@@ -3,7 +3,10 @@
 #   machine.md                     cores, CPU model, SIMD level, commit
 #   scaling-<scene>.{csv,txt}      the scaling table per scene (the main job;
 #                                  piles and towers with sleeping off)
+#   predict-<scene>.{csv,txt}      scaling --predict at 1 and 2 threads: the
+#                                  step replayed on 1-64 simulated workers
 #   scaling.md, speedup.svg        all scenes in one table, and speedup vs threads
+#                                  (measured points, predicted dashed lines)
 #   trace-pyramid.json             chrome trace of one pyramid step (Perfetto)
 #   peers.txt                      archipelago vs Rapier vs Jolt, side by side
 #   instructions-iai.txt           callgrind instruction counts of the first 30 steps per scene
@@ -61,8 +64,15 @@ for scene in $SCENES; do
     ./target/release/scaling --scene "$scene" --threads "$THREADS" --steps "$STEPS" --runs "$RUNS" \
         --csv $out/scaling-$scene.csv "${extra[@]}" | tee $out/scaling-$scene.txt
 done
+echo "== prediction (1-thread traces replayed on 1-64 workers; checked at 2)"
+for scene in $SCENES; do
+    extra=()
+    case "$scene" in piles|towers) extra+=(--no-sleep) ;; esac
+    ./target/release/scaling --scene "$scene" --threads 1,2 --steps "$STEPS" --runs "$((RUNS + 2))" \
+        --predict-csv $out/predict-$scene.csv "${extra[@]}" | tee $out/predict-$scene.txt
+done
 # every scene measured so far (a run with fewer SCENES keeps the others)
-./target/release/report $out/scaling.md $out/speedup.svg $out/scaling-*.csv
+./target/release/report $out/scaling.md $out/speedup.svg $out/scaling-*.csv $out/predict-*.csv
 
 if [ "${SKIP_PEERS:-0}" != 1 ]; then
     echo "== peers"
