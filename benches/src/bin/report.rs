@@ -164,6 +164,8 @@ fn main() {
         .map(|r| r.speedup)
         .chain(predictions.iter().flatten().map(|p| p.speedup))
         .fold(2.0f64, f64::max);
+    // threads on a log2 axis, labelled 1, 2, 4, ...
+    let x = |t: u32| (t as f64).log2();
     let root = SVGBackend::new(svg_path, (900, 560)).into_drawing_area();
     root.fill(&WHITE).expect("draw");
     let mut chart = ChartBuilder::on(&root)
@@ -174,10 +176,12 @@ fn main() {
         .margin(15)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d((1u32..max_t).log_scale(), 0.0..(max_s * 1.1))
+        .build_cartesian_2d(0.0..x(max_t), 0.0..(max_s * 1.1))
         .expect("chart");
     chart
         .configure_mesh()
+        .x_labels(x(max_t) as usize + 1)
+        .x_label_formatter(&|v| format!("{}", 2f64.powf(*v).round()))
         .x_desc("threads (log scale)")
         .y_desc("speedup vs 1 thread")
         .draw()
@@ -186,7 +190,7 @@ fn main() {
         std::iter::successors(Some(1u32), |t| (*t < max_t).then(|| (t * 2).min(max_t))).collect();
     chart
         .draw_series(LineSeries::new(
-            ideal.iter().map(|&t| (t, (t as f64).min(max_s * 1.1))),
+            ideal.iter().map(|&t| (x(t), (t as f64).min(max_s * 1.1))),
             BLACK.mix(0.3),
         ))
         .expect("ideal")
@@ -212,7 +216,7 @@ fn main() {
         {
             chart
                 .draw_series(LineSeries::new(
-                    t.iter().map(|r| (r.threads, r.speedup)),
+                    t.iter().map(|r| (x(r.threads), r.speedup)),
                     color.mix(0.5),
                 ))
                 .expect("line")
@@ -225,7 +229,7 @@ fn main() {
                     } else {
                         color.filled()
                     };
-                    Circle::new((r.threads, r.speedup), 4, style)
+                    Circle::new((x(r.threads), r.speedup), 4, style)
                 }))
                 .expect("points");
         }
@@ -235,7 +239,7 @@ fn main() {
         {
             chart
                 .draw_series(DashedLineSeries::new(
-                    p.iter().map(|p| (p.workers, p.speedup)),
+                    p.iter().map(|p| (x(p.workers), p.speedup)),
                     6,
                     4,
                     color.stroke_width(2),

@@ -127,6 +127,11 @@ impl Schedule {
         self.packs = layout.packs.len() as u32;
         self.iterations = iterations;
         self.pack_slots.clear();
+        // Room for as many packs as the layout can hold, once: later steps
+        // with more packs do not allocate.
+        if self.pack_slots.capacity() < layout.packs.capacity() {
+            self.pack_slots.reserve_exact(layout.packs.capacity());
+        }
         let len = |(a, b): (u32, u32)| b - a;
         for pack in &layout.packs {
             let colours = &layout.colour_ranges[pack.colours.0 as usize..pack.colours.1 as usize];

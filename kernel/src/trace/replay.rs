@@ -21,7 +21,8 @@
 //!   waits; a stage's batches are dealt out as one home range per worker,
 //!   a worker drains its own range and then steals from the others' (a
 //!   steal costs a handoff); it publishes its count once it finds nothing
-//!   left, and a waiting worker sees a completed stage one handoff later;
+//!   left, and a waiting worker sees a completed stage one handoff later
+//!   (a wake-up later if it waited past its spinning and began yielding);
 //!   packs left after the last stage are shared out at the end.
 //!
 //! The durations should come from a 1-thread trace (no contention baked
@@ -43,10 +44,14 @@
 //! a core on this machine, measured apart from any sharing of data).
 //!
 //! Not modelled: a job that reads data another core just wrote (its lines
-//! move between caches: the solver's home ranges keep most of that away), a
-//! worker that is preempted, and the OS waking sleeping workers (a pool
-//! runs steps back to back, so its workers are awake; the first fork after
-//! an idle pause costs more).
+//! move between caches; the solver's home ranges keep most of that away,
+//! but compaction after a parallel loop pays it: a 2-thread pyramid's
+//! `copy manifolds` takes 2.5x its replayed time), a worker that is
+//! preempted or a core that runs slower than the other for a while (on a
+//! shared VM the measured 2-thread speedup moves by ±8% from run to run
+//! while the replay stays within ±3%), and the OS waking sleeping workers
+//! (a pool runs steps back to back, so its workers are awake; the first
+//! fork after an idle pause costs more).
 
 use super::{SectionKind, SliceKind, StepTrace, TraceEvent};
 use std::time::Duration;

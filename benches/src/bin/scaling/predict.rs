@@ -45,6 +45,10 @@ pub struct Predicted {
     /// The section streaming the most bytes per ns of its predicted time,
     /// and that demand in GB/s.
     pub top_demand: Option<(&'static str, f64)>,
+    /// The predicted step split into ms of serial time (gaps between
+    /// sections and one-job sections), parallel loops and the solver's
+    /// schedule, with their excess over a perfect share of the work.
+    pub split: [(f64, f64); 3],
 }
 
 impl Predicted {
@@ -227,6 +231,20 @@ pub fn predict(traces: &[StepTrace], costs: &ReplayCosts, one_thread_ms: f64) ->
                 .filter(|s| s.bytes > 0 && s.predicted_ns > 0)
                 .map(|s| (s.name, s.bytes as f64 / s.predicted_ns as f64))
                 .max_by(|a, b| a.1.total_cmp(&b.1));
+            let mut split = [(0.0, 0.0); 3];
+            let ms = |ns: u64| ns as f64 / 1e6;
+            split[0].0 += ms(r.serial_gaps_ns);
+            split[0].1 += ms(r.serial_gaps_ns - r.serial_gaps_ns / p as u64);
+            for sec in &r.sections {
+                let k = match sec.kind {
+                    _ if sec.jobs == 1 => 0,
+                    archipelago::SectionKind::Serial => 0,
+                    archipelago::SectionKind::Loop => 1,
+                    archipelago::SectionKind::Schedule => 2,
+                };
+                split[k].0 += ms(sec.predicted_ns);
+                split[k].1 += ms(sec.excess_ns(p));
+            }
             let mut bound: Vec<&'static str> = r
                 .sections
                 .iter()
@@ -239,9 +257,11 @@ pub fn predict(traces: &[StepTrace], costs: &ReplayCosts, one_thread_ms: f64) ->
                 workers: p,
                 speedup: *speedup,
                 ms: one_thread_ms / speedup,
-                limiter: r.limiter().0,
+                // one worker has nothing beyond its share of the work
+                limiter: if p == 1 { "-".into() } else { r.limiter().0 },
                 bandwidth_bound: bound,
                 top_demand,
+                split,
             }
         })
         .collect()
@@ -296,12 +316,19 @@ pub fn print(
         );
     }
     match knee(rows) {
-        Some(k) => println!(
-            "knee: {} workers (efficiency {:.0}%), limited by {}",
-            k.workers,
-            100.0 * k.efficiency(),
-            k.limiter
-        ),
+        Some(k) => {
+            println!(
+                "knee: {} workers (efficiency {:.0}%), limited by {}",
+                k.workers,
+                100.0 * k.efficiency(),
+                k.limiter
+            );
+            let [serial, loops, schedule] = k.split;
+            println!(
+                "  there (ms/step, and beyond a perfect share of the work): serial {:.3} (+{:.3}), parallel loops {:.3} (+{:.3}), solver schedule {:.3} (+{:.3})",
+                serial.0, serial.1, loops.0, loops.1, schedule.0, schedule.1
+            );
+        }
         None => println!(
             "knee: beyond {} workers (efficiency still >= 50%)",
             WORKERS[WORKERS.len() - 1]
