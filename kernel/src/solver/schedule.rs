@@ -189,8 +189,12 @@ impl Schedule {
             ctx.maybe_inject(name);
             let t = ctx.now();
             pack(p);
-            let (c, j) = this.pack_slots[p];
-            let b = bytes(c as u64, j as u64) * this.iterations as u64;
+            let b = if ctx.tracer.is_some() {
+                let (c, j) = this.pack_slots[p];
+                bytes(c as u64, j as u64) * this.iterations as u64
+            } else {
+                0
+            };
             ctx.job_done(name, t, section, PACK_CHAIN_BASE + p as u32, 0, b);
             true
         };
@@ -248,7 +252,12 @@ impl Schedule {
                         };
                         ctx.maybe_inject(name);
                         let t = ctx.now();
-                        let b = bytes(contacts.len() as u64, joints.len() as u64);
+                        // only a traced step pays for the estimate
+                        let b = if ctx.tracer.is_some() {
+                            bytes(contacts.len() as u64, joints.len() as u64)
+                        } else {
+                            0
+                        };
                         batch(stage, contacts, joints);
                         ctx.job_done(name, t, section, stage.chain, st as u32, b);
                         finished += 1;
