@@ -88,6 +88,11 @@ pub enum PhysicsError {
     WrongJointKind,
     /// The body still has joints: remove them before destroying it.
     BodyHasJoints,
+    /// A ray with a NaN or infinite origin or direction, a zero-length
+    /// direction, or a NaN or negative maximum distance.
+    InvalidRay,
+    /// A batched query's output buffer is not as long as its input.
+    QueryBufferMismatch,
 }
 
 impl fmt::Display for PhysicsError {
@@ -125,6 +130,8 @@ impl fmt::Display for PhysicsError {
             Self::InvalidMotor => "motor target, force or friction out of range",
             Self::WrongJointKind => "operation not allowed for this kind of joint",
             Self::BodyHasJoints => "the body still has joints",
+            Self::InvalidRay => "ray origin or direction is NaN, infinite or zero, or its distance is NaN or negative",
+            Self::QueryBufferMismatch => "a batched query's output is not as long as its input",
         };
         f.write_str(s)
     }

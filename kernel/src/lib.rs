@@ -38,6 +38,7 @@ mod math;
 mod narrowphase;
 mod pipeline;
 mod quarantine;
+mod query;
 pub mod scenes;
 mod settings;
 mod shape;
@@ -69,6 +70,7 @@ pub use limits::{
 };
 pub use math::{Mat3, Quat, Vec3};
 /// The pool type `update` runs on.
+pub use query::{QueryFilter, Ray, RayHit};
 pub use rayon::ThreadPool;
 pub use settings::{Capacities, PhysicsSettings, SimdPath, SolverWidth};
 pub use shape::Shape;

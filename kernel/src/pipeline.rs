@@ -149,6 +149,12 @@ impl PhysicsSystem {
             self.pairs.clear();
             self.narrow.manifolds.clear();
         }
+        // The trees see the step's final poses (and bodies added since the
+        // last step, simulated or not).
+        let factor = self.settings.query_tree_rebuild_factor;
+        ctx.phase("query_tree", &mut stats.times.query_tree, || {
+            self.queries.update(&self.bodies, factor)
+        });
         stats.active_bodies = self.bodies.active.len() as u32;
         stats.sleeping_islands = self.bodies.sleeping_islands as u32;
         stats.total = t0.elapsed();

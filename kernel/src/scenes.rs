@@ -662,6 +662,68 @@ pub fn ragdolls() -> Scene {
     }
 }
 
+/// Steps the `raycast` scene settles the rain for before adding its
+/// spheres.
+pub const RAYCAST_SETTLE_STEPS: u32 = 300;
+
+/// The `raycast` scene of SCENES.md: the rain after
+/// [`RAYCAST_SETTLE_STEPS`] steps on `pool`, plus up to 2,000 static
+/// spheres (radius 0.3) on a 45 × 45 grid spaced 2 m at y = 0.3, centred
+/// on the origin, skipping grid points whose sphere's box overlaps a
+/// cube's; and its `rays` rays: ray `k` starts at x, z = 60·u(4k) − 30,
+/// 60·u(4k+1) − 30, y = 30, and points down tilted by 30°·u(4k+2)
+/// towards the azimuth 2π·u(4k+3); max distance 100 m.
+pub fn raycast(
+    pool: &rayon::ThreadPool,
+    rays: usize,
+) -> Result<(PhysicsSystem, Vec<crate::query::Ray>)> {
+    let rain = rain();
+    let (mut world, ids) = rain.build(PhysicsSettings::default())?;
+    for _ in 0..RAYCAST_SETTLE_STEPS {
+        world.update(DT, 1, pool)?;
+    }
+    let boxes: Vec<(Vec3, Vec3)> = ids[1..]
+        .iter()
+        .map(|&id| world.world_aabb(id))
+        .collect::<Result<_>>()?;
+    let r = 0.3;
+    let mut placed = 0;
+    'grid: for n in 0..45 * 45 {
+        if placed == 2000 {
+            break;
+        }
+        let (ix, iz) = (n % 45, n / 45);
+        let c = Vec3::new((ix as f32 - 22.0) * 2.0, r, (iz as f32 - 22.0) * 2.0);
+        for &(lo, hi) in &boxes {
+            if (c - Vec3::splat(r)).cmple(hi).all() && (c + Vec3::splat(r)).cmpge(lo).all() {
+                continue 'grid;
+            }
+        }
+        let s = BodyCreationSettings::new(Shape::Sphere { radius: r }, c, MotionType::Static);
+        world.create_and_add_body(&s)?;
+        placed += 1;
+    }
+    world.optimize_query_trees();
+    let rays = (0..rays as u64)
+        .map(|k| {
+            let o = Vec3::new(
+                60.0 * unit_random(4 * k) - 30.0,
+                30.0,
+                60.0 * unit_random(4 * k + 1) - 30.0,
+            );
+            let tilt = core::f32::consts::FRAC_PI_6 * unit_random(4 * k + 2);
+            let azimuth = 2.0 * core::f32::consts::PI * unit_random(4 * k + 3);
+            let d = Vec3::new(
+                tilt.sin() * azimuth.cos(),
+                -tilt.cos(),
+                tilt.sin() * azimuth.sin(),
+            );
+            crate::query::Ray::new(o, d, 100.0)
+        })
+        .collect::<Result<_>>()?;
+    Ok((world, rays))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -75,7 +75,7 @@ impl Capacities {
 
 /// Bytes allocated per unit of each capacity, and independent of them (see
 /// [`Capacities::memory_bytes`]).
-const BYTES_PER_BODY: usize = 937;
+const BYTES_PER_BODY: usize = 937 + crate::query::QueryTrees::bytes_per_body();
 const BYTES_PER_PAIR: usize = 586;
 const BYTES_PER_CONTACT: usize = 2026;
 const BYTES_PER_JOINT: usize = 3895;
@@ -252,6 +252,12 @@ pub struct PhysicsSettings {
     /// within a sphere of radius `point_velocity_sleep_threshold ×
     /// time_before_sleep` (m/s × s).
     pub point_velocity_sleep_threshold: f32,
+    /// The moving bodies' query tree is refitted every step and rebuilt
+    /// when its surface-area cost (what a ray pays in box tests) exceeds
+    /// this factor of its cost when built; `>= 1`. Lower rebuilds more
+    /// often (a rebuild of 4,096 bodies costs about as much as 10 refits),
+    /// higher lets rays slow down as bodies scatter.
+    pub query_tree_rebuild_factor: f32,
 }
 
 impl Default for PhysicsSettings {
@@ -284,6 +290,7 @@ impl Default for PhysicsSettings {
             use_large_island_splitter: true,
             time_before_sleep: 0.5,
             point_velocity_sleep_threshold: 0.03,
+            query_tree_rebuild_factor: 1.5,
         }
     }
 }
@@ -323,6 +330,8 @@ impl PhysicsSettings {
             && (0.0..=core::f32::consts::PI).contains(&self.body_pair_cache_max_delta_rotation)
             && finite_nonneg(self.time_before_sleep)
             && finite_nonneg(self.point_velocity_sleep_threshold)
+            && self.query_tree_rebuild_factor.is_finite()
+            && self.query_tree_rebuild_factor >= 1.0
             && self.simd.is_available();
         ok.then_some(()).ok_or(PhysicsError::InvalidSettings)
     }

@@ -48,11 +48,13 @@ pub struct PhaseTimes {
     pub position_solve: Duration,
     pub sleep: Duration,
     pub update_bounds: Duration,
+    /// Refit (or rebuild) of the scene-query trees.
+    pub query_tree: Duration,
 }
 
 impl PhaseTimes {
     /// `(name, time)` of every phase, in step order.
-    pub fn named(&self) -> [(&'static str, Duration); 11] {
+    pub fn named(&self) -> [(&'static str, Duration); 12] {
         [
             ("broad_phase", self.broad_phase),
             ("apply_forces", self.apply_forces),
@@ -65,6 +67,7 @@ impl PhaseTimes {
             ("position_solve", self.position_solve),
             ("sleep", self.sleep),
             ("update_bounds", self.update_bounds),
+            ("query_tree", self.query_tree),
         ]
     }
 
@@ -81,6 +84,7 @@ impl PhaseTimes {
         self.position_solve += other.position_solve;
         self.sleep += other.sleep;
         self.update_bounds += other.update_bounds;
+        self.query_tree += other.query_tree;
     }
 }
 

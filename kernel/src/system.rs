@@ -50,6 +50,8 @@ pub struct PhysicsSystem {
     /// were found (`since_step` bits), and the flagged slots.
     pub(crate) since_step: Vec<u8>,
     pub(crate) since_step_slots: Vec<u32>,
+    /// Scene-query trees (`query/`).
+    pub(crate) queries: crate::query::QueryTrees,
 }
 
 /// Marks of what user calls did to a body since the last step's contacts
@@ -152,6 +154,7 @@ impl PhysicsSystem {
             quarantine_scratch: Vec::with_capacity(capacities.max_bodies),
             since_step: vec![0; capacities.max_bodies],
             since_step_slots: Vec::with_capacity(capacities.max_bodies),
+            queries: crate::query::QueryTrees::new(capacities.max_bodies),
         })
     }
 
@@ -266,6 +269,7 @@ impl PhysicsSystem {
         self.bodies
             .add(i, self.settings.speculative_contact_distance);
         self.broad.add(i as u32);
+        self.queries.added(i as u32, self.bodies.motion(i));
     }
 
     /// [`create_body`](Self::create_body) then [`add_body`](Self::add_body).
@@ -291,6 +295,7 @@ impl PhysicsSystem {
     pub(crate) fn take_out(&mut self, i: usize) {
         self.bodies.remove(i);
         self.broad.remove(i as u32);
+        self.queries.removed(i as u32);
         self.cache.forget_body(i as u32);
         self.mark_since_step(i, since_step::TAKEN_OUT);
     }
@@ -419,6 +424,7 @@ impl PhysicsSystem {
             };
             self.bodies.update_aabb(i, margin);
             self.broad.moved(i as u32);
+            self.queries.moved(i as u32, &self.bodies);
         }
     }
 
@@ -639,20 +645,20 @@ impl PhysicsSystem {
         if !min.is_finite() || !max.is_finite() {
             return Err(PhysicsError::InvalidPosition);
         }
+        // the candidates from the moving tree, woken in the order of the
+        // added list as a scan of it would
+        let mut found = std::mem::take(&mut self.queries.found);
+        self.queries
+            .sleepers_in(&self.bodies, min, max, layer_mask, &mut found);
+        found.sort_unstable_by_key(|&i| self.bodies.added_pos[i as usize]);
         let mut woken = 0;
-        for k in 0..self.bodies.added.len() {
-            let i = self.bodies.added[k] as usize;
-            if !self.bodies.is_sleeping(i)
-                || layer_mask & (1u32 << self.bodies.object_layer[i]) == 0
-            {
-                continue;
-            }
-            let lo = Vec3::from_array(self.bodies.aabb_min.get(i));
-            let hi = Vec3::from_array(self.bodies.aabb_max.get(i));
-            if lo.cmple(max).all() && hi.cmpge(min).all() {
-                woken += wake_island(&mut self.bodies, i) as usize;
+        for &i in &found {
+            // an island woken by an earlier candidate wakes no more
+            if self.bodies.is_sleeping(i as usize) {
+                woken += wake_island(&mut self.bodies, i as usize) as usize;
             }
         }
+        self.queries.found = found;
         Ok(woken)
     }
 

@@ -1,0 +1,157 @@
+//! Rays per second on the `raycast` scene (SCENES.md): single `cast_ray`
+//! calls on one thread against `cast_rays` batches on pinned pools of 1
+//! and 2 workers, measured side by side (interleaved, best of `--runs`),
+//! after checking every closest hit against a brute-force test of every
+//! body written here from the closed forms (boxes and spheres: the scene
+//! has nothing else).
+//!
+//! `cargo run --release -p archipelago-benches --bin queries [-- --rays N --runs R --threads 1,2]`
+
+use archipelago::{scenes, BodyId, PhysicsSystem, Quat, QueryFilter, Ray, RayHit, Shape, Vec3};
+use std::time::Instant;
+
+/// Closest hit by testing every body: slabs in the box's frame, the
+/// sphere's quadratic (both solid, as the kernel's are).
+fn brute_force(w: &PhysicsSystem, ids: &[BodyId], ray: &Ray) -> Option<(BodyId, f32)> {
+    let mut best: Option<(BodyId, f32)> = None;
+    for &id in ids {
+        let (p, q) = (w.position(id).ok()?, w.rotation(id).ok()?);
+        let t = match w.shape(id).ok()? {
+            Shape::Sphere { radius } => {
+                let m = ray.origin() - p;
+                let (b, c) = (m.dot(ray.direction()), m.dot(m) - radius * radius);
+                let disc = b * b - c;
+                if c <= 0.0 {
+                    Some(0.0)
+                } else if b < 0.0 && disc >= 0.0 {
+                    Some(-b - disc.sqrt())
+                } else {
+                    None
+                }
+            }
+            Shape::Box { half_extents } => slab(q, ray.origin() - p, ray.direction(), half_extents),
+            Shape::Capsule { .. } => unreachable!("the raycast scene has no capsules"),
+        };
+        if let Some(t) = t.filter(|&t| t <= ray.max_distance()) {
+            if best.is_none_or(|(bid, bt)| t < bt || (t == bt && id.index() < bid.index())) {
+                best = Some((id, t));
+            }
+        }
+    }
+    best
+}
+
+fn slab(q: Quat, m: Vec3, d: Vec3, h: Vec3) -> Option<f32> {
+    let (ml, dl) = (q.inverse() * m, q.inverse() * d);
+    let (mut t0, mut t1) = (0.0f32, f32::INFINITY);
+    for a in 0..3 {
+        if dl[a].abs() < 1e-12 {
+            if ml[a].abs() > h[a] {
+                return None;
+            }
+        } else {
+            let (u, v) = ((-h[a] - ml[a]) / dl[a], (h[a] - ml[a]) / dl[a]);
+            t0 = t0.max(u.min(v));
+            t1 = t1.min(u.max(v));
+        }
+    }
+    (t0 <= t1).then_some(t0)
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let n_rays: usize = arg(&args, "--rays", 100_000);
+    let runs: usize = arg(&args, "--runs", 5);
+    let threads: Vec<usize> = arg(&args, "--threads", "1,2".to_string())
+        .split(',')
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    let one = archipelago::build_pinned_pool(Some(1)).expect("pool").pool;
+    let t = Instant::now();
+    let (world, rays) = scenes::raycast(&one, n_rays).expect("raycast scene");
+    let ids = world.body_ids();
+    println!(
+        "raycast scene: {} bodies ({} asleep), {} rays, built in {:.1} s",
+        ids.len(),
+        ids.iter()
+            .filter(|&&id| world.is_sleeping(id).unwrap_or(false))
+            .count(),
+        rays.len(),
+        t.elapsed().as_secs_f64()
+    );
+    let f = QueryFilter::default();
+
+    // correctness first: every closest hit of a sample against every body
+    let sample = rays.len().min(5_000);
+    let (mut hits, mut worst) = (0, 0.0f32);
+    for (k, ray) in rays[..sample].iter().enumerate() {
+        let got = world.cast_ray(ray, &f).map(|h| (h.body, h.distance));
+        let want = brute_force(&world, &ids, ray);
+        match (got, want) {
+            (None, None) => {}
+            (Some((gb, gt)), Some((wb, wt))) => {
+                let e = (gt - wt).abs();
+                // equal distances to rounding may pick either body
+                assert!(
+                    gb == wb || e <= 1e-4,
+                    "ray {k}: {gb:?} at {gt} vs {wb:?} at {wt}"
+                );
+                assert!(e <= 1e-4, "ray {k}: distance {gt} vs {wt}");
+                worst = worst.max(e);
+                hits += 1;
+            }
+            (g, w) => panic!("ray {k}: tree {g:?}, brute force {w:?}"),
+        }
+    }
+    println!("checked {sample} rays against every body: {hits} hits, largest distance difference {worst:.2e} m");
+
+    let pools: Vec<_> = threads
+        .iter()
+        .map(|&t| {
+            (
+                t,
+                archipelago::build_pinned_pool(Some(t)).expect("pool").pool,
+            )
+        })
+        .collect();
+    let mut out: Vec<Option<RayHit>> = vec![None; rays.len()];
+    let (mut single, mut batched) = (f64::MAX, vec![f64::MAX; pools.len()]);
+    for _ in 0..runs {
+        let t = Instant::now();
+        let mut n = 0;
+        for ray in &rays {
+            n += world.cast_ray(ray, &f).is_some() as usize;
+        }
+        single = single.min(t.elapsed().as_secs_f64());
+        std::hint::black_box(n);
+        for (k, (_, pool)) in pools.iter().enumerate() {
+            let t = Instant::now();
+            world.cast_rays(&rays, &mut out, &f, pool).expect("batch");
+            batched[k] = batched[k].min(t.elapsed().as_secs_f64());
+        }
+    }
+    let rate = |s: f64| rays.len() as f64 / s / 1e6;
+    println!("single cast_ray, 1 thread: {:.2} M rays/s", rate(single));
+    for (k, (t, _)) in pools.iter().enumerate() {
+        println!(
+            "cast_rays batch, {t} thread(s): {:.2} M rays/s ({:.2}x single)",
+            rate(batched[k]),
+            single / batched[k]
+        );
+    }
+    if pools.len() >= 2 {
+        println!(
+            "batch {} threads / 1 thread: {:.2}x",
+            pools[1].0,
+            batched[0] / batched[1]
+        );
+    }
+}

@@ -1,0 +1,604 @@
+//! Scene queries: rays (one, all hits, or a batch in parallel on the
+//! pool), boxes and points, over two [`QueryTree`]s, one of static bodies
+//! and one of moving ones (Jolt keeps a tree per layer for the same
+//! reason: a level's thousands of static bodies are built once, not
+//! refitted every step).
+//!
+//! Keeping the trees true:
+//! - the step's last phase (`query_tree`) refits the moving tree from the
+//!   bodies' boxes, and rebuilds it when its surface-area cost grew past
+//!   [`PhysicsSettings::query_tree_rebuild_factor`] times its build cost,
+//!   or either tree when bodies were added since it was built;
+//! - between steps, a body added waits in a short list every query tests
+//!   one by one, a body removed leaves its lane, and a body teleported
+//!   (`set_position`, `set_rotation`) grows the boxes above it, so a query
+//!   between steps sees exactly the world as it is, never a stale box.
+//!
+//! Every query answers in a deterministic order (closest first with ties
+//! to the lower body index; sets by body index), the same on any thread
+//! count: a batch of rays gives, ray for ray, the bits single rays give.
+//!
+//! [`PhysicsSettings::query_tree_rebuild_factor`]: crate::PhysicsSettings::query_tree_rebuild_factor
+
+#[cfg(test)]
+mod property_tests;
+mod shape_tests;
+pub(crate) mod tree;
+
+use crate::body::{BodyId, MotionType};
+use crate::error::{PhysicsError, Result};
+use crate::math::Vec3;
+use crate::system::PhysicsSystem;
+use rayon::prelude::*;
+use tree::{LeafRef, QueryTree, EMPTY, LEAF, STACK, WIDTH};
+use wide::f32x8;
+
+/// A ray: `origin + t · direction` for `0 <= t <= max_distance`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ray {
+    origin: Vec3,
+    direction: Vec3,
+    max_distance: f32,
+}
+
+impl Ray {
+    /// A ray from `origin` along `direction` (any non-zero length; it is
+    /// normalised) up to `max_distance` m (`f32::INFINITY` for no limit).
+    /// Refused (`InvalidRay`): a non-finite origin or direction, a
+    /// direction shorter than 1e-6, a NaN or negative distance.
+    pub fn new(origin: Vec3, direction: Vec3, max_distance: f32) -> Result<Self> {
+        let len = direction.length();
+        let valid =
+            origin.is_finite() && direction.is_finite() && len >= 1e-6 && max_distance >= 0.0; // NaN fails both compares
+        if !valid {
+            return Err(PhysicsError::InvalidRay);
+        }
+        Ok(Self {
+            origin,
+            direction: direction / len,
+            max_distance,
+        })
+    }
+
+    pub fn origin(&self) -> Vec3 {
+        self.origin
+    }
+
+    /// Unit length.
+    pub fn direction(&self) -> Vec3 {
+        self.direction
+    }
+
+    /// m.
+    pub fn max_distance(&self) -> f32 {
+        self.max_distance
+    }
+}
+
+/// Where a ray meets a body.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RayHit {
+    pub body: BodyId,
+    /// Along the ray (m); 0 for a ray that starts inside the body.
+    pub distance: f32,
+    /// `origin + distance · direction`.
+    pub point: Vec3,
+    /// The body's outward surface normal at `point` (unit); against the
+    /// ray's direction for a ray that starts inside.
+    pub normal: Vec3,
+}
+
+/// Which bodies a query sees. `Default`: every layer, sensors included,
+/// nothing excluded.
+#[derive(Clone, Copy)]
+pub struct QueryFilter<'a> {
+    /// Bit `l` lets bodies of object layer `l` through.
+    pub layer_mask: u32,
+    /// One body to skip (the shooter, the character casting).
+    pub exclude: Option<BodyId>,
+    pub include_sensors: bool,
+    /// A last word per body that passed the rest; must be `Sync`, since a
+    /// batch of rays calls it from every worker.
+    pub predicate: Option<&'a (dyn Fn(BodyId) -> bool + Sync)>,
+}
+
+impl Default for QueryFilter<'_> {
+    fn default() -> Self {
+        Self {
+            layer_mask: u32::MAX,
+            exclude: None,
+            include_sensors: true,
+            predicate: None,
+        }
+    }
+}
+
+impl<'a> QueryFilter<'a> {
+    pub fn with_layer_mask(mut self, mask: u32) -> Self {
+        self.layer_mask = mask;
+        self
+    }
+
+    pub fn excluding(mut self, body: BodyId) -> Self {
+        self.exclude = Some(body);
+        self
+    }
+
+    pub fn without_sensors(mut self) -> Self {
+        self.include_sensors = false;
+        self
+    }
+
+    pub fn with_predicate(mut self, p: &'a (dyn Fn(BodyId) -> bool + Sync)) -> Self {
+        self.predicate = Some(p);
+        self
+    }
+}
+
+/// Rays one job of a batch casts (enough to amortise a claim, few enough
+/// that 100k rays make hundreds of jobs to balance).
+const RAYS_PER_JOB: usize = 256;
+
+/// The two trees and what keeps them true between steps.
+pub(crate) struct QueryTrees {
+    statics: QueryTree,
+    moving: QueryTree,
+    /// Per body slot: its leaf, with [`MOVING`] set in the moving tree;
+    /// `NO_LEAF` when in neither (not added, or waiting in `loose`).
+    leaf_of: Vec<LeafRef>,
+    /// Bodies added since the trees were built (tested one by one).
+    loose: Vec<u32>,
+    /// Scratch for a rebuild's body lists.
+    slots: Vec<u32>,
+    /// Scratch for `activate_bodies_in_aabb`'s candidates.
+    pub found: Vec<u32>,
+    statics_dirty: bool,
+    moving_dirty: bool,
+}
+
+/// Bodies added since a tree was built wait in a list each query tests one
+/// by one; past this many of a kind the step rebuilds that tree. A world
+/// that adds a few bodies a step (spawned debris, bullets) then refits
+/// instead of rebuilding every step.
+const LOOSE_BEFORE_REBUILD: usize = 32;
+
+const MOVING: u32 = 1 << 31;
+const NO_LEAF: u32 = u32::MAX;
+
+impl QueryTrees {
+    pub fn new(max_bodies: usize) -> Self {
+        Self {
+            statics: QueryTree::new(max_bodies),
+            moving: QueryTree::new(max_bodies),
+            leaf_of: vec![NO_LEAF; max_bodies],
+            loose: Vec::with_capacity(max_bodies),
+            slots: Vec::with_capacity(max_bodies),
+            found: Vec::with_capacity(max_bodies),
+            statics_dirty: false,
+            moving_dirty: false,
+        }
+    }
+
+    /// Bytes per body of capacity (both trees could hold every body).
+    pub const fn bytes_per_body() -> usize {
+        2 * QueryTree::bytes_per_body() + 4 * 4
+    }
+
+    /// Body `slot` was added to the world.
+    pub fn added(&mut self, slot: u32, motion: MotionType) {
+        self.loose.push(slot);
+        if motion == MotionType::Static {
+            self.statics_dirty = true;
+        } else {
+            self.moving_dirty = true;
+        }
+    }
+
+    /// Body `slot` was taken out of the world.
+    pub fn removed(&mut self, slot: u32) {
+        let leaf = std::mem::replace(&mut self.leaf_of[slot as usize], NO_LEAF);
+        if leaf != NO_LEAF {
+            self.tree_mut(leaf).remove(leaf & !MOVING);
+        } else if let Some(k) = self.loose.iter().position(|&s| s == slot) {
+            self.loose.swap_remove(k);
+        }
+    }
+
+    /// Body `slot`'s box changed between steps.
+    pub fn moved(&mut self, slot: u32, bodies: &crate::body::Bodies) {
+        let leaf = self.leaf_of[slot as usize];
+        if leaf != NO_LEAF {
+            self.tree_mut(leaf).enlarge(leaf & !MOVING, bodies);
+        }
+    }
+
+    fn tree_mut(&mut self, leaf: LeafRef) -> &mut QueryTree {
+        if leaf & MOVING != 0 {
+            &mut self.moving
+        } else {
+            &mut self.statics
+        }
+    }
+
+    /// The step's `query_tree` phase: refit the moving tree, and rebuild
+    /// a tree when refitting wore it or more than [`LOOSE_BEFORE_REBUILD`]
+    /// bodies of its kind wait in the added list.
+    pub fn update(&mut self, bodies: &crate::body::Bodies, rebuild_factor: f32) {
+        let moving = self
+            .loose
+            .iter()
+            .filter(|&&s| bodies.motion(s as usize) != MotionType::Static)
+            .count();
+        let statics = self.loose.len() - moving;
+        if self.statics_dirty && (statics > LOOSE_BEFORE_REBUILD || self.statics.is_empty()) {
+            self.rebuild(bodies, false);
+        }
+        if self.moving_dirty && (moving > LOOSE_BEFORE_REBUILD || self.moving.is_empty()) {
+            self.rebuild(bodies, true);
+        } else if !self.moving.is_empty() {
+            self.moving.refit(bodies);
+            if self.moving.cost() > rebuild_factor * self.moving.built_cost {
+                self.rebuild(bodies, true);
+            }
+        }
+    }
+
+    fn rebuild(&mut self, bodies: &crate::body::Bodies, moving: bool) {
+        self.slots.clear();
+        self.slots.extend(
+            bodies
+                .added
+                .iter()
+                .copied()
+                .filter(|&s| (bodies.motion(s as usize) != MotionType::Static) == moving),
+        );
+        // the slots in slot order: the build sees the same list however
+        // the bodies were added
+        self.slots.sort_unstable();
+        let tree = if moving {
+            &mut self.moving
+        } else {
+            &mut self.statics
+        };
+        tree.build(&self.slots, bodies, &mut self.leaf_of);
+        if moving {
+            for &s in &self.slots {
+                self.leaf_of[s as usize] |= MOVING;
+            }
+            self.moving_dirty = false;
+        } else {
+            self.statics_dirty = false;
+        }
+        self.loose
+            .retain(|&s| (bodies.motion(s as usize) != MotionType::Static) != moving);
+    }
+
+    /// Sleeping bodies of a layer in `layer_mask` whose broad-phase box
+    /// overlaps `[min, max]`, into `out` (cleared first; static bodies
+    /// never sleep, so only the moving tree and the added list are seen).
+    pub fn sleepers_in(
+        &self,
+        bodies: &crate::body::Bodies,
+        min: Vec3,
+        max: Vec3,
+        layer_mask: u32,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        let mut take = |slot: u32| {
+            let i = slot as usize;
+            let lo = Vec3::from_array(bodies.aabb_min.get(i));
+            let hi = Vec3::from_array(bodies.aabb_max.get(i));
+            if bodies.is_sleeping(i)
+                && layer_mask & (1u32 << bodies.object_layer[i]) != 0
+                && lo.cmple(max).all()
+                && hi.cmpge(min).all()
+            {
+                out.push(slot);
+            }
+        };
+        let (lo, hi) = (min.to_array(), max.to_array());
+        walk(
+            &self.moving,
+            |node| self.moving.overlap_mask(node, lo, hi),
+            &mut take,
+        );
+        self.loose.iter().for_each(|&s| take(s));
+    }
+
+    fn trees(&self) -> [&QueryTree; 2] {
+        [&self.statics, &self.moving]
+    }
+}
+
+/// A ray prepared for box tests: reciprocal direction per axis (a zero
+/// component becomes ±1e30, so a parallel ray's slab is the whole line
+/// when the origin is inside it and nothing otherwise).
+struct RayLanes {
+    o: [f32x8; 3],
+    inv: [f32x8; 3],
+}
+
+impl RayLanes {
+    fn new(r: &Ray) -> Self {
+        let inv = |d: f32| {
+            if d.abs() < 1e-30 {
+                1e30f32.copysign(d)
+            } else {
+                1.0 / d
+            }
+        };
+        let (o, d) = (r.origin.to_array(), r.direction.to_array());
+        Self {
+            o: o.map(f32x8::splat),
+            inv: d.map(|d| f32x8::splat(inv(d))),
+        }
+    }
+
+    /// Per lane of `node`: the entry distance, and the lanes the ray
+    /// enters before `limit` as bits.
+    #[inline(always)]
+    fn enter(&self, tree: &QueryTree, node: usize, limit: f32) -> ([f32; WIDTH], u32) {
+        let (lo, hi) = tree.nodes[node].lanes();
+        let mut near = f32x8::splat(0.0);
+        let mut far = f32x8::splat(limit);
+        for a in 0..3 {
+            let t0 = (lo[a] - self.o[a]) * self.inv[a];
+            let t1 = (hi[a] - self.o[a]) * self.inv[a];
+            near = near.max(t0.min(t1));
+            far = far.min(t0.max(t1));
+        }
+        // empty lanes have lo > hi
+        let mask = near.simd_le(far) & lo[0].simd_le(hi[0]);
+        (near.to_array(), mask.to_bitmask())
+    }
+}
+
+impl PhysicsSystem {
+    /// Whether body `slot` passes `f`.
+    fn passes(&self, slot: usize, f: &QueryFilter) -> bool {
+        let b = &self.bodies;
+        if f.layer_mask & (1u32 << b.object_layer[slot]) == 0
+            || (!f.include_sensors && b.is_sensor(slot))
+        {
+            return false;
+        }
+        let id = b.id_of(slot);
+        f.exclude != Some(id) && f.predicate.is_none_or(|p| p(id))
+    }
+
+    fn ray_body(&self, slot: usize, ray: &Ray, max: f32) -> Option<(f32, crate::math::Vec3)> {
+        let b = &self.bodies;
+        shape_tests::cast_ray(
+            &b.shape[slot],
+            b.pos(slot),
+            b.rot(slot),
+            ray.origin,
+            ray.direction,
+            max,
+        )
+    }
+
+    /// The closest hit along `ray` among bodies `f` lets through (ties go
+    /// to the lower body index).
+    pub fn cast_ray(&self, ray: &Ray, f: &QueryFilter) -> Option<RayHit> {
+        let lanes = RayLanes::new(ray);
+        let mut best: Option<(f32, u32, Vec3)> = None;
+        let mut limit = ray.max_distance;
+        let mut consider = |slot: u32, sys: &Self, limit: &mut f32| {
+            let s = slot as usize;
+            if !sys.passes(s, f) {
+                return;
+            }
+            if let Some((t, n)) = sys.ray_body(s, ray, *limit) {
+                let better = match best {
+                    None => true,
+                    Some((bt, bs, _)) => t < bt || (t == bt && slot < bs),
+                };
+                if better {
+                    best = Some((t, slot, n));
+                    *limit = t;
+                }
+            }
+        };
+        for tree in self.queries.trees() {
+            if tree.is_empty() {
+                continue;
+            }
+            let mut stack = [(0u32, 0.0f32); STACK];
+            let mut top = 1;
+            while top > 0 {
+                top -= 1;
+                let (node, near) = stack[top];
+                if near > limit {
+                    continue;
+                }
+                let (t, mut mask) = lanes.enter(tree, node as usize, limit);
+                let children = tree.nodes[node as usize].child;
+                // leaves now (they shrink the limit), nodes nearest last
+                // on the stack so they are opened first
+                let start = top;
+                while mask != 0 {
+                    let l = mask.trailing_zeros() as usize;
+                    mask &= mask - 1;
+                    let c = children[l];
+                    if c & LEAF != 0 {
+                        consider(c & !LEAF, self, &mut limit);
+                    } else {
+                        let mut k = top;
+                        while k > start && stack[k - 1].1 < t[l] {
+                            stack[k] = stack[k - 1];
+                            k -= 1;
+                        }
+                        stack[k] = (c, t[l]);
+                        top += 1;
+                    }
+                }
+            }
+        }
+        for &slot in &self.queries.loose {
+            consider(slot, self, &mut limit);
+        }
+        best.map(|(t, slot, n)| RayHit {
+            body: self.bodies.id_of(slot as usize),
+            distance: t,
+            point: ray.origin + ray.direction * t,
+            normal: n,
+        })
+    }
+
+    /// Every body `ray` meets (`f` permitting) into `hits`, cleared first,
+    /// nearest first (ties by body index). Returns how many.
+    pub fn cast_ray_all(&self, ray: &Ray, f: &QueryFilter, hits: &mut Vec<RayHit>) -> usize {
+        hits.clear();
+        let lanes = RayLanes::new(ray);
+        let limit = ray.max_distance;
+        let mut take = |slot: u32| {
+            let s = slot as usize;
+            if self.passes(s, f) {
+                if let Some((t, n)) = self.ray_body(s, ray, limit) {
+                    hits.push(RayHit {
+                        body: self.bodies.id_of(s),
+                        distance: t,
+                        point: ray.origin + ray.direction * t,
+                        normal: n,
+                    });
+                }
+            }
+        };
+        for tree in self.queries.trees() {
+            walk(tree, |node| lanes.enter(tree, node, limit).1, &mut take);
+        }
+        self.queries.loose.iter().for_each(|&s| take(s));
+        hits.sort_unstable_by(|a, b| {
+            a.distance
+                .total_cmp(&b.distance)
+                .then(a.body.index().cmp(&b.body.index()))
+        });
+        hits.len()
+    }
+
+    /// [`cast_ray`](Self::cast_ray) for every ray of `rays` into `hits`
+    /// (same length, else `QueryBufferMismatch`), in parallel on `pool`:
+    /// ray for ray the bits `cast_ray` gives, on any number of workers.
+    /// Nothing is allocated per ray.
+    pub fn cast_rays(
+        &self,
+        rays: &[Ray],
+        hits: &mut [Option<RayHit>],
+        f: &QueryFilter,
+        pool: &rayon::ThreadPool,
+    ) -> Result<()> {
+        if rays.len() != hits.len() {
+            return Err(PhysicsError::QueryBufferMismatch);
+        }
+        pool.install(|| {
+            hits.par_chunks_mut(RAYS_PER_JOB)
+                .zip(rays.par_chunks(RAYS_PER_JOB))
+                .for_each(|(out, rays)| {
+                    for (h, r) in out.iter_mut().zip(rays) {
+                        *h = self.cast_ray(r, f);
+                    }
+                });
+        });
+        Ok(())
+    }
+
+    /// Bodies (`f` permitting) whose shape's bounding box overlaps
+    /// `[min, max]`, into `out` (cleared first) by body index. Refused
+    /// (`InvalidPosition`): a non-finite corner.
+    pub fn overlap_aabb(
+        &self,
+        min: Vec3,
+        max: Vec3,
+        f: &QueryFilter,
+        out: &mut Vec<BodyId>,
+    ) -> Result<usize> {
+        if !min.is_finite() || !max.is_finite() {
+            return Err(PhysicsError::InvalidPosition);
+        }
+        out.clear();
+        let (lo, hi) = (min.to_array(), max.to_array());
+        let mut take = |slot: u32| {
+            let s = slot as usize;
+            if self.passes(s, f) {
+                let (a, b) = self.bodies.aabb_of(s, 0.0);
+                if a.cmple(max).all() && b.cmpge(min).all() {
+                    out.push(self.bodies.id_of(s));
+                }
+            }
+        };
+        for tree in self.queries.trees() {
+            walk(tree, |node| tree.overlap_mask(node, lo, hi), &mut take);
+        }
+        self.queries.loose.iter().for_each(|&s| take(s));
+        out.sort_unstable();
+        Ok(out.len())
+    }
+
+    /// Bodies (`f` permitting) whose shape holds `point` (surface
+    /// included), into `out` (cleared first) by body index. Refused
+    /// (`InvalidPosition`): a non-finite point.
+    pub fn overlap_point(
+        &self,
+        point: Vec3,
+        f: &QueryFilter,
+        out: &mut Vec<BodyId>,
+    ) -> Result<usize> {
+        if !point.is_finite() {
+            return Err(PhysicsError::InvalidPosition);
+        }
+        out.clear();
+        let p = point.to_array();
+        let mut take = |slot: u32| {
+            let s = slot as usize;
+            let b = &self.bodies;
+            if self.passes(s, f)
+                && shape_tests::contains_point(&b.shape[s], b.pos(s), b.rot(s), point)
+            {
+                out.push(b.id_of(s));
+            }
+        };
+        for tree in self.queries.trees() {
+            walk(tree, |node| tree.overlap_mask(node, p, p), &mut take);
+        }
+        self.queries.loose.iter().for_each(|&s| take(s));
+        out.sort_unstable();
+        Ok(out.len())
+    }
+
+    /// Rebuilds both query trees now (as the next step would), so queries
+    /// before it need not test bodies added since the last one by one.
+    pub fn optimize_query_trees(&mut self) {
+        self.queries.rebuild(&self.bodies, false);
+        self.queries.rebuild(&self.bodies, true);
+    }
+}
+
+/// Visits every body leaf under the lanes `mask(node)` selects.
+#[inline(always)]
+fn walk(tree: &QueryTree, mut mask: impl FnMut(usize) -> u32, mut leaf: impl FnMut(u32)) {
+    if tree.is_empty() {
+        return;
+    }
+    let mut stack = [0u32; STACK];
+    let mut top = 1;
+    while top > 0 {
+        top -= 1;
+        let node = stack[top] as usize;
+        let mut m = mask(node);
+        let children = tree.nodes[node].child;
+        while m != 0 {
+            let l = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let c = children[l];
+            debug_assert_ne!(c, EMPTY);
+            if c & LEAF != 0 {
+                leaf(c & !LEAF);
+            } else {
+                stack[top] = c;
+                top += 1;
+            }
+        }
+    }
+}
