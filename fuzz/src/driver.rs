@@ -377,6 +377,48 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
             .map(|r| Value::U64(r as u64)),
         Op::RemoveRegion(r) => unit(w.remove_broad_phase_region(r)),
         Op::UpdateBroadPhase => Ok(Value::U64(w.update_broad_phase() as u64)),
+        Op::SceneQuery {
+            origin,
+            direction,
+            max,
+            half,
+            mask,
+            pool,
+        } => {
+            let pool = &pools.0[(pool + side.pool_shift) % pools.0.len()];
+            let f = QueryFilter::default().with_layer_mask(mask);
+            let ray = Ray::new(origin, direction, max)?;
+            let closest = w.cast_ray(&ray, &f);
+            let mut all = Vec::new();
+            w.cast_ray_all(&ray, &f, &mut all);
+            assert_eq!(
+                closest,
+                all.first().copied(),
+                "the closest hit is the first of all hits"
+            );
+            assert!(
+                all.windows(2).all(|p| p[0].distance <= p[1].distance),
+                "hits nearest first"
+            );
+            let mut batch = [None; 3];
+            w.cast_rays(&[ray; 3], &mut batch, &f, pool)?;
+            assert!(
+                batch.iter().all(|h| *h == closest),
+                "a batch gives single rays' answers"
+            );
+            let mut h = 0xcbf2_9ce4_8422_2325u64;
+            let mut mix = |x: u64| h = (h ^ x).wrapping_mul(0x100_0000_01b3);
+            for hit in &all {
+                mix(hit.body.index() as u64);
+                mix(hit.distance.to_bits() as u64);
+            }
+            let mut ids = Vec::new();
+            w.overlap_aabb(origin - half, origin + half, &f, &mut ids)?;
+            ids.iter().for_each(|id| mix(id.index() as u64));
+            w.overlap_point(origin, &f, &mut ids)?;
+            ids.iter().for_each(|id| mix(id.index() as u64 | 1 << 40));
+            Ok(Value::U64(h))
+        }
         Op::Update { dt, steps, pool } => {
             let pool = &pools.0[(pool + side.pool_shift) % pools.0.len()];
             w.update(dt, steps, pool).map(|s| {

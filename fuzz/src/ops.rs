@@ -438,6 +438,18 @@ pub enum Op {
     AddRegion(Vec3, Vec3),
     RemoveRegion(u32),
     UpdateBroadPhase,
+    /// `cast_ray`, `cast_ray_all`, a three-ray `cast_rays` batch on the
+    /// pool of `POOL_SIZES[pool]` workers, `overlap_aabb` of the box of
+    /// half extents `half` about `origin`, and `overlap_point` at
+    /// `origin`: the ray answers must agree with each other.
+    SceneQuery {
+        origin: Vec3,
+        direction: Vec3,
+        max: f32,
+        half: Vec3,
+        mask: u32,
+        pool: usize,
+    },
     /// `update` on the pool of `POOL_SIZES[pool]` workers.
     Update {
         dt: f32,
@@ -706,6 +718,22 @@ impl Gen {
                     pool: self.rng.below(POOL_SIZES.len() as u64) as usize,
                 }
             }
+            92..=95 => Op::SceneQuery {
+                origin: self.vec3_in(-20.0, 20.0),
+                direction: if self.rng.chance(0.5) {
+                    self.vec3_in(-1.0, 1.0)
+                } else {
+                    Vec3::new(self.f32_in(-0.3, 0.3), -1.0, self.f32_in(-0.3, 0.3))
+                },
+                max: self.f32_in(0.0, 60.0),
+                half: self.vec3_in(0.0, 5.0),
+                mask: if self.rng.chance(0.5) {
+                    u32::MAX
+                } else {
+                    self.rng.next_u64() as u32
+                },
+                pool: self.rng.below(POOL_SIZES.len() as u64) as usize,
+            },
             100..=103 => self.joint(),
             104 => Op::RemoveJoint(self.rng.below(1 << 16) as u32),
             105 => Op::SetJointMotor(self.rng.below(1 << 16) as u32, self.motor()),

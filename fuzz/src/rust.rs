@@ -327,6 +327,18 @@ fn call(op: &Op) -> String {
         Op::AddRegion(lo, hi) => format!("w.add_broad_phase_region({}, {})", v3(lo), v3(hi)),
         Op::RemoveRegion(r) => format!("w.remove_broad_phase_region({r})"),
         Op::UpdateBroadPhase => "w.update_broad_phase()".into(),
+        Op::SceneQuery {
+            origin,
+            direction,
+            max,
+            mask,
+            ..
+        } => format!(
+            "Ray::new({}, {}, {}).map(|r| w.cast_ray(&r, &QueryFilter::default().with_layer_mask({mask:#x})))",
+            v3(origin),
+            v3(direction),
+            f(max)
+        ),
         Op::Update { dt, steps, pool } => format!(
             "w.update({}, {steps}, &pools[{}]).map(|s| (s.bodies_faulted, s.warnings))",
             f(dt),
