@@ -567,6 +567,55 @@ impl PhysicsSystem {
         Ok(out.len())
     }
 
+    /// Bodies (`f` permitting) whose shape touches or overlaps `shape`
+    /// placed at `position`, `rotation`, into `out` (cleared first) by body
+    /// index: the narrow phase's exact test (SAT for boxes, distances for
+    /// spheres and capsules) at zero separation. Refused: an invalid shape
+    /// (`InvalidShape`), position (`InvalidPosition`) or rotation
+    /// (`InvalidRotation`).
+    pub fn overlap_shape(
+        &self,
+        shape: &crate::shape::Shape,
+        position: Vec3,
+        rotation: crate::math::Quat,
+        f: &QueryFilter,
+        out: &mut Vec<BodyId>,
+    ) -> Result<usize> {
+        shape.validate()?;
+        let position = crate::body::checked_position(position)?;
+        let rotation = crate::body::checked_rotation(rotation)?;
+        out.clear();
+        let me = crate::collide::Placed {
+            shape: *shape,
+            pos: position,
+            rot: rotation,
+        };
+        let (min, max) = shape.world_aabb(position, rotation);
+        let (lo, hi) = (min.to_array(), max.to_array());
+        let mut take = |slot: u32| {
+            let s = slot as usize;
+            if self.passes(s, f) && self.shape_overlaps(&me, s) {
+                out.push(self.bodies.id_of(s));
+            }
+        };
+        for tree in self.queries.trees() {
+            walk(tree, |node| tree.overlap_mask(node, lo, hi), &mut take);
+        }
+        self.queries.loose.iter().for_each(|&s| take(s));
+        out.sort_unstable();
+        Ok(out.len())
+    }
+
+    fn shape_overlaps(&self, me: &crate::collide::Placed, s: usize) -> bool {
+        let b = &self.bodies;
+        let body = crate::collide::Placed {
+            shape: b.shape[s],
+            pos: b.pos(s),
+            rot: b.rot(s),
+        };
+        crate::collide::collide(me, &body, 0.0).is_some_and(|c| c.count > 0)
+    }
+
     /// Rebuilds both query trees now (as the next step would), so queries
     /// before it need not test bodies added since the last one by one.
     pub fn optimize_query_trees(&mut self) {

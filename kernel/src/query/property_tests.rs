@@ -126,7 +126,9 @@ fn brute_sets(
     (boxes, points)
 }
 
-fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -> usize {
+/// Checks `rays` random rays, boxes, points and shapes; returns (closest
+/// hits, bodies touched by the shapes).
+fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -> (usize, usize) {
     let pred = |id: BodyId| id.index() % 7 != 3;
     let filters = [
         QueryFilter::default(),
@@ -135,7 +137,7 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
             .without_sensors(),
         QueryFilter::default().with_predicate(&pred),
     ];
-    let mut hits = 0;
+    let (mut hits, mut shapes_touching) = (0, 0);
     let mut all = Vec::new();
     for k in 0..rays {
         let f = &filters[k % filters.len()];
@@ -165,15 +167,38 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
         assert_eq!(out, boxes, "box {k}");
         w.overlap_point(c, f, &mut out).unwrap();
         assert_eq!(out, points, "point {k}");
+        // a shape at a pose
+        let me = crate::collide::Placed {
+            shape: random_shape(r),
+            pos: c,
+            rot: r.quat(),
+        };
+        let mut touching: Vec<BodyId> = w
+            .bodies
+            .added
+            .iter()
+            .map(|&s| s as usize)
+            .filter(|&s| w.passes(s, f) && w.shape_overlaps(&me, s))
+            .map(|s| w.bodies.id_of(s))
+            .collect();
+        touching.sort();
+        w.overlap_shape(&me.shape, me.pos, me.rot, f, &mut out)
+            .unwrap();
+        assert_eq!(out, touching, "shape {k}");
+        shapes_touching += touching.len();
     }
-    hits
+    (hits, shapes_touching)
 }
 
 #[test]
 fn queries_equal_a_loop_over_every_body() {
     let mut r = TestRng(77);
     let one = pool(1);
-    let (mut total_hits, mut sleepers_woken) = (0, 0);
+    let (mut total_hits, mut sleepers_woken, mut touched_by_shapes) = (0, 0, 0);
+    let mut tally = |(h, t): (usize, usize)| {
+        total_hits += h;
+        touched_by_shapes += t;
+    };
     for (world, n) in [1usize, 2, 9, 64, 65, 700, 5000].into_iter().enumerate() {
         let extent = (n as f32).cbrt() * 2.0 + 2.0;
         let mut w = PhysicsSystem::new(
@@ -196,12 +221,12 @@ fn queries_equal_a_loop_over_every_body() {
         let mut ids: Vec<BodyId> = (0..n).map(|_| add_random(&mut w, &mut r, extent)).collect();
         let rays = if n > 1000 { 150 } else { 60 };
         // before any step: everything is in the added list
-        total_hits += check_queries(&w, &mut r, extent, rays);
+        tally(check_queries(&w, &mut r, extent, rays));
         for round in 0..6 {
             for _ in 0..10 {
                 w.update(1.0 / 60.0, 1, &one).unwrap();
             }
-            total_hits += check_queries(&w, &mut r, extent, rays);
+            tally(check_queries(&w, &mut r, extent, rays));
             // between steps: adds, removes, teleports
             for _ in 0..(n / 10 + 1) {
                 match r.below(3) {
@@ -258,16 +283,20 @@ fn queries_equal_a_loop_over_every_body() {
                 assert!(touched.iter().all(|&id| !w.is_sleeping(id).unwrap()));
                 sleepers_woken += touched.len();
             }
-            total_hits += check_queries(&w, &mut r, extent, rays);
+            tally(check_queries(&w, &mut r, extent, rays));
             if round == 3 {
                 w.optimize_query_trees();
-                total_hits += check_queries(&w, &mut r, extent, rays);
+                tally(check_queries(&w, &mut r, extent, rays));
             }
         }
         let sleeping = ids.iter().filter(|&&id| w.is_sleeping(id).unwrap()).count();
         println!("world {world}: {n} bodies, {sleeping} asleep at the end");
     }
-    println!("closest hits checked: {total_hits}, sleepers woken by a box: {sleepers_woken}");
+    println!("closest hits checked: {total_hits}, bodies touched by shapes: {touched_by_shapes}, sleepers woken by a box: {sleepers_woken}");
+    assert!(
+        touched_by_shapes > 300,
+        "shapes touched bodies: {touched_by_shapes}"
+    );
     assert!(total_hits > 1500, "the rays hit something: {total_hits}");
     assert!(
         sleepers_woken > 20,
@@ -348,6 +377,22 @@ fn bad_rays_and_boxes_are_refused() {
         Err(InvalidPosition)
     );
     assert_eq!(w.cast_ray(&r, &f), None);
+    use crate::error::PhysicsError::{InvalidRotation, InvalidShape};
+    let ball = Shape::Sphere { radius: 1.0 };
+    let q = crate::math::Quat::IDENTITY;
+    assert_eq!(
+        w.overlap_shape(&Shape::Sphere { radius: -1.0 }, o, q, &f, &mut out),
+        Err(InvalidShape)
+    );
+    assert_eq!(
+        w.overlap_shape(&ball, Vec3::splat(f32::NAN), q, &f, &mut out),
+        Err(InvalidPosition)
+    );
+    assert_eq!(
+        w.overlap_shape(&ball, o, q * 2.0, &f, &mut out),
+        Err(InvalidRotation)
+    );
+    assert_eq!(w.overlap_shape(&ball, o, q, &f, &mut out), Ok(0));
 }
 
 #[test]
