@@ -13,7 +13,12 @@ use crate::solver::poses::{keep_q, turn, PairPose};
 use archipelago_simd::{Lane, Real, M3, V3};
 
 /// Baumgarte pushes on every point of a bundle's (or one lane's) contacts.
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn solve_position<L: Lane>(
     l: L,
     p: &ContactPrestep,

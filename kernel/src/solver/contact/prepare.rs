@@ -402,7 +402,12 @@ pub(crate) fn prepare_positions(rows: &SetupRows, pp: &mut PositionPrestep) {
 
 /// Computes a bundle's (or one lane's) constraints from its input rows into
 /// its prestep and, from the manifolds' warm-start impulses, its impulses.
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn prepare<L: Lane>(
     l: L,
     rows: &SetupRows,

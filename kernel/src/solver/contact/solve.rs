@@ -55,7 +55,12 @@ fn has_point<R: Real>(count: R, k: usize) -> R::Mask {
 }
 
 /// Applies last step's impulses (iteration 0 of the velocity solve).
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn warm_start<L: Lane>(
     l: L,
     p: &ContactPrestep,
@@ -109,7 +114,12 @@ fn clamp_to<R: Real>(x: R, max: R) -> R {
 }
 
 /// One Gauss–Seidel pass over a bundle's (or one lane's) rows.
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn solve<L: Lane>(
     l: L,
     p: &ContactPrestep,

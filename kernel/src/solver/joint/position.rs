@@ -18,7 +18,12 @@ fn mask<L: Lane>(l: L, row: &[f32; archipelago_simd::LANES]) -> <L::R as Real>::
 }
 
 /// One position iteration of a bundle (or one lane).
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn solve_position<L: Lane>(
     l: L,
     def: &JointDef,

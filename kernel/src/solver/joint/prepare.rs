@@ -321,7 +321,12 @@ pub(crate) fn gather(
 /// masses were copied into `p.masses` already. Impulses of parts a lane
 /// does not use become 0, the others are kept (rows: clamped to their new
 /// bounds).
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn prepare<L: Lane>(
     l: L,
     def: &JointDef,

@@ -10,7 +10,12 @@ use crate::solver::parts::{axis_row, block2, point, rotation, Masses};
 use archipelago_simd::Lane;
 
 /// Applies the accumulated impulses.
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn warm_start<L: Lane>(
     l: L,
     p: &JointPrestep,
@@ -27,7 +32,12 @@ pub(crate) fn warm_start<L: Lane>(
 }
 
 /// One Gauss–Seidel pass over the bundle's (or one lane's) parts.
-#[inline(always)]
+// Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
+// In the unit-test build, one out-of-line copy per lane type instead, which
+// the property tests then share with the step rather than compiling their
+// own (those copies were a third of that build; the bits are the same).
+#[cfg_attr(not(test), inline(always))]
+#[cfg_attr(test, inline(never))]
 pub(crate) fn solve<L: Lane>(
     l: L,
     p: &JointPrestep,
