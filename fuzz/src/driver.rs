@@ -348,6 +348,13 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
                     eat(p.normal_impulse.to_bits() as u64);
                 }
             }
+            for e in w.contact_events() {
+                eat(e.kind as u64);
+                eat(e.body_a.index() as u64);
+                eat(e.body_b.index() as u64);
+                eat(e.approach_speed.to_bits() as u64);
+                eat(e.normal_impulse.to_bits() as u64);
+            }
             for id in w.body_ids() {
                 eat(id.index() as u64);
             }

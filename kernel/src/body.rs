@@ -105,6 +105,10 @@ pub struct BodyCreationSettings {
     pub allow_sleeping: bool,
     /// Sensors detect overlaps but exert no contact forces.
     pub is_sensor: bool,
+    /// Report this body's contacts as
+    /// [`ContactEvent`](crate::ContactEvent)s (a pair reports when either
+    /// body does). Off by default: bodies nobody listens to cost nothing.
+    pub contact_events: bool,
     /// Object layer, `0..MAX_OBJECT_LAYERS`; used by layer masks such as
     /// [`PhysicsSystem::activate_bodies_in_aabb`](crate::PhysicsSystem::activate_bodies_in_aabb).
     pub object_layer: u8,
@@ -129,6 +133,7 @@ impl BodyCreationSettings {
             gravity_factor: 1.0,
             allow_sleeping: true,
             is_sensor: false,
+            contact_events: false,
             object_layer: 0,
             user_data: 0,
         }
@@ -183,6 +188,11 @@ impl BodyCreationSettings {
         self.is_sensor = is_sensor;
         self
     }
+    pub fn with_contact_events(mut self, report: bool) -> Self {
+        self.contact_events = report;
+        self
+    }
+
     pub fn with_object_layer(mut self, layer: u8) -> Self {
         self.object_layer = layer;
         self
@@ -286,6 +296,8 @@ pub(crate) mod flags {
     pub const ALLOW_SLEEPING: u8 = 4;
     /// Asleep: out of the active list, velocities exactly zero.
     pub const SLEEPING: u8 = 8;
+    /// Its contacts are reported as events.
+    pub const CONTACT_EVENTS: u8 = 16;
 }
 
 /// Marker for "not in this list".
@@ -458,6 +470,10 @@ impl Bodies {
         self.flags[i] & flags::SENSOR != 0
     }
     #[inline]
+    pub fn reports_contacts(&self, i: usize) -> bool {
+        self.flags[i] & flags::CONTACT_EVENTS != 0
+    }
+    #[inline]
     pub fn is_sleeping(&self, i: usize) -> bool {
         self.flags[i] & flags::SLEEPING != 0
     }
@@ -530,6 +546,9 @@ impl Bodies {
         }
         if s.allow_sleeping {
             f |= flags::ALLOW_SLEEPING;
+        }
+        if s.contact_events {
+            f |= flags::CONTACT_EVENTS;
         }
         self.flags[i] = f;
         self.friction[i] = s.friction;

@@ -29,6 +29,7 @@ mod collide;
 mod contact_cache;
 mod disjoint;
 mod error;
+mod events;
 mod integrate;
 mod islands;
 mod jobs;
@@ -57,6 +58,7 @@ pub use body::{
 pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};
 pub use broadphase::{BroadPhaseKind, LayerFilter};
 pub use error::{PhysicsError, Result};
+pub use events::{ContactEvent, ContactEventKind, RemovalReason};
 pub use joint::{
     DistanceJoint, HingeJoint, JointFrame, JointId, JointImpulse, JointKind, JointMotor,
     JointSettings, MotorMode, SliderJoint, Spring, SwingTwistJoint, JOINT_AXIS_TOLERANCE,

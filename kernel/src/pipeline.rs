@@ -119,6 +119,7 @@ impl PhysicsSystem {
         // This step's contacts replace the last's; faults are per update.
         self.clear_since_step();
         self.faulted.clear();
+        self.events.begin_update();
         if dt > 0.0 && !self.bodies.active.is_empty() {
             let sub_dt = dt / collision_steps as f32;
             for step in 0..collision_steps {
@@ -227,14 +228,22 @@ impl PhysicsSystem {
         });
 
         let narrow = ctx.phase("narrow_phase", &mut times.narrow_phase, || {
-            self.narrow.run(
+            let found = self.narrow.run(
                 ctx,
                 bodies,
                 &self.pairs,
                 &self.joints.no_contact,
                 s.speculative_contact_distance,
                 s.pair_cache(),
-            )
+            );
+            // before the solve: the approach speeds are the bodies' now
+            if self.events.reporting > 0 || self.events.has_touching() {
+                ctx.serial("contact events", || {
+                    self.events
+                        .after_narrow_phase(&self.narrow.manifolds, bodies)
+                });
+            }
+            found
         });
         let manifolds = &mut self.narrow.manifolds;
 
@@ -295,6 +304,11 @@ impl PhysicsSystem {
                 }
             });
             self.cache.store(ctx, manifolds, bodies);
+            if self.events.has_added() {
+                ctx.serial("contact event impulses", || {
+                    self.events.after_solve(manifolds)
+                });
+            }
         });
 
         stats.islands = islands.num_islands() as u32;
@@ -307,6 +321,11 @@ impl PhysicsSystem {
         stats.manifolds = manifolds.len() as u32;
         stats.contact_points = manifolds.iter().map(|m| m.count).sum();
         stats.sensor_manifolds = manifolds.iter().filter(|m| m.sensor).count() as u32;
+        stats.contact_events = self.events.events().len() as u32;
+        stats.contact_events_dropped = self.events.dropped;
+        if self.events.dropped > 0 {
+            stats.warnings.insert(UpdateWarnings::CONTACT_EVENTS_FULL);
+        }
         stats.warm_started_points = warm;
         stats.body_pairs_dropped += search.dropped + maintained.dropped;
         stats.manifolds_dropped += narrow.dropped_manifolds;

@@ -19,6 +19,8 @@ impl UpdateWarnings {
     /// A body's state became non-finite and the body was taken out of the
     /// simulation (see [`StepStats::bodies_faulted`]).
     pub const BODIES_FAULTED: Self = Self(4);
+    /// Some contact events did not fit (`contact_events_dropped`).
+    pub const CONTACT_EVENTS_FULL: Self = Self(8);
 
     pub fn is_empty(self) -> bool {
         self.0 == 0
@@ -133,6 +135,10 @@ pub struct StepStats {
     pub warm_started_points: u32,
     /// Manifolds involving a sensor (reported, not solved).
     pub sensor_manifolds: u32,
+    /// Contact events of this update (`contact_events()`), and those that
+    /// did not fit (never expected: see `events.rs`).
+    pub contact_events: u32,
+    pub contact_events_dropped: u32,
     /// Pairs that did not fit (`max_body_pairs`; for SAP and MBP also their
     /// persistent pair sets, twice that size, which then rebuild).
     pub body_pairs_dropped: u32,

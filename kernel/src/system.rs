@@ -52,6 +52,7 @@ pub struct PhysicsSystem {
     pub(crate) since_step_slots: Vec<u32>,
     /// Scene-query trees (`query/`).
     pub(crate) queries: crate::query::QueryTrees,
+    pub(crate) events: crate::events::ContactEvents,
 }
 
 /// Marks of what user calls did to a body since the last step's contacts
@@ -155,6 +156,7 @@ impl PhysicsSystem {
             since_step: vec![0; capacities.max_bodies],
             since_step_slots: Vec::with_capacity(capacities.max_bodies),
             queries: crate::query::QueryTrees::new(capacities.max_bodies),
+            events: crate::events::ContactEvents::new(capacities.max_contact_constraints),
         })
     }
 
@@ -270,6 +272,7 @@ impl PhysicsSystem {
             .add(i, self.settings.speculative_contact_distance);
         self.broad.add(i as u32);
         self.queries.added(i as u32, self.bodies.motion(i));
+        self.events.reporting += self.bodies.reports_contacts(i) as usize;
     }
 
     /// [`create_body`](Self::create_body) then [`add_body`](Self::add_body).
@@ -296,6 +299,8 @@ impl PhysicsSystem {
         self.bodies.remove(i);
         self.broad.remove(i as u32);
         self.queries.removed(i as u32);
+        self.events.reporting -= self.bodies.reports_contacts(i) as usize;
+        self.events.body_removed(i as u32, &self.bodies);
         self.cache.forget_body(i as u32);
         self.mark_since_step(i, since_step::TAKEN_OUT);
     }
@@ -815,6 +820,15 @@ impl PhysicsSystem {
             }
             c
         })
+    }
+
+    /// The contact and sensor events of the last `update` (see
+    /// [`ContactEvent`]): first the removals made by calls before it (a
+    /// body removed, destroyed or quarantined), then per collision step
+    /// the additions and removals in body-pair order. The same on any
+    /// number of workers.
+    pub fn contact_events(&self) -> &[crate::events::ContactEvent] {
+        self.events.events()
     }
 
     /// FNV-1a 64 over every added body's slot index, position, rotation and
