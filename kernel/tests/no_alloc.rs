@@ -56,11 +56,24 @@ fn update_does_not_allocate_in_steady_state() {
     drop(v);
     assert!(counted > 0, "the counting allocator must count");
 
+    // contact events on for every body: the event buffers are preallocated
+    let with_events = |mut s: scenes::Scene| {
+        s.bodies.iter_mut().for_each(|b| b.contact_events = true);
+        s
+    };
     for (name, scene) in [
         ("pyramid", scenes::pyramid()),
         ("towers", scenes::towers()),
         ("chains", scenes::chains()),
         ("ragdolls", scenes::ragdolls()),
+        (
+            "ragdolls with contact events",
+            with_events(scenes::ragdolls()),
+        ),
+        (
+            "pyramid with contact events",
+            with_events(scenes::pyramid()),
+        ),
     ] {
         assert_eq!(
             allocations_in_steady_state(scene, &pool, 10, 100, true),

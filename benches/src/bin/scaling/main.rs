@@ -10,7 +10,8 @@
 //! rows with more threads than physical cores are marked oversubscribed),
 //! `--steps N` (500), `--runs R` (3), `--warmup N` (60 untimed steps per
 //! thread count first), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
-//! step at the largest thread count), `--no-sleep`, `--no-splitter`, `--broadphase
+//! step at the largest thread count), `--no-sleep`, `--no-splitter`,
+//! `--contact-events` (on for every body), `--broadphase
 //! sap|mbp|brute`, `--solver wide|scalar` (the solver's lane width: same
 //! results, to compare their speed), `--simd auto|avx512|avx2|baseline` (the
 //! instruction set of the wide bundles: same results), `--pair-cache
@@ -46,6 +47,8 @@ struct Args {
     trace: Option<String>,
     broad_phase: BroadPhaseKind,
     no_sleep: bool,
+    /// Contact events on for every body.
+    contact_events: bool,
     no_splitter: bool,
     solver: SolverWidth,
     simd: SimdPath,
@@ -67,7 +70,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
+        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--contact-events] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
         scenes::NAMES.join("|")
     )
 }
@@ -83,6 +86,7 @@ fn parse_args() -> Result<Args, String> {
         trace: None,
         broad_phase: BroadPhaseKind::Sap,
         no_sleep: false,
+        contact_events: false,
         no_splitter: false,
         solver: SolverWidth::Wide,
         simd: SimdPath::Auto,
@@ -123,6 +127,7 @@ fn parse_args() -> Result<Args, String> {
                 }
             }
             "--no-sleep" => args.no_sleep = true,
+            "--contact-events" => args.contact_events = true,
             "--no-splitter" => args.no_splitter = true,
             "--simd" => {
                 args.simd = match value()?.as_str() {
@@ -225,7 +230,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let Some(scene) = scenes::by_name(&args.scene) else {
+    let Some(mut scene) = scenes::by_name(&args.scene) else {
         eprintln!(
             "unknown scene {:?}; one of {}",
             args.scene,
@@ -233,6 +238,12 @@ fn main() {
         );
         std::process::exit(2);
     };
+    if args.contact_events {
+        scene
+            .bodies
+            .iter_mut()
+            .for_each(|b| b.contact_events = true);
+    }
     let cores = detect_cores();
     let threads = args.threads.clone().unwrap_or_else(|| vec![1, 2, 4, 8, 16]);
     let base_settings = PhysicsSettings {
@@ -244,7 +255,7 @@ fn main() {
         ..PhysicsSettings::default()
     };
     println!(
-        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}, SIMD path {:?} (of {:?} here), body-pair cache {}",
+        "scene {} ({} dynamic bodies), {} steps x {} runs, dt {:.5} s, broad phase {:?}, sleeping {}, splitter {}, solver {:?}, SIMD path {:?} (of {:?} here), body-pair cache {}, contact events {}",
         scene.name,
         scene.dynamic_count(),
         args.steps,
@@ -261,6 +272,7 @@ fn main() {
             [false] => "off",
             _ => "on and off",
         },
+        if args.contact_events { "on for every body" } else { "off" },
     );
     println!(
         "machine: {} logical CPUs, {} physical cores ({})",
