@@ -5,7 +5,12 @@
 //! body written here from the closed forms (boxes and spheres: the scene
 //! has nothing else).
 //!
-//! `cargo run --release -p archipelago-benches --bin queries [-- --rays N --runs R --threads 1,2]`
+//! With `--features rapier`, the same bodies at the same poses (all fixed)
+//! go into Rapier 0.36.1 and the same rays through its query pipeline
+//! (`cast_ray`, solid), timed in the same loop on one thread, and its
+//! closest distances are checked against ours.
+//!
+//! `cargo run --release -p archipelago-benches [--features rapier] --bin queries [-- --rays N --runs R --threads 1,2]`
 
 use archipelago::{scenes, BodyId, PhysicsSystem, Quat, QueryFilter, Ray, RayHit, Shape, Vec3};
 use std::time::Instant;
@@ -56,6 +61,53 @@ fn slab(q: Quat, m: Vec3, d: Vec3, h: Vec3) -> Option<f32> {
         }
     }
     (t0 <= t1).then_some(t0)
+}
+
+/// The world's bodies as fixed Rapier colliders, and a function casting
+/// one ray through its query pipeline (closest distance).
+#[cfg(feature = "rapier")]
+mod rapier_rays {
+    use archipelago::{BodyId, PhysicsSystem, Ray, Shape};
+    use rapier3d::prelude as r;
+
+    pub struct World(r::PhysicsWorld);
+
+    impl World {
+        pub fn new(w: &PhysicsSystem, ids: &[BodyId]) -> Self {
+            let mut world = r::PhysicsWorld::new();
+            for &id in ids {
+                let (p, q) = (w.position(id).unwrap(), w.rotation(id).unwrap());
+                let (axis, angle) = q.to_axis_angle();
+                let s = axis * angle;
+                let body = r::RigidBodyBuilder::fixed()
+                    .translation(r::Vector::new(p.x, p.y, p.z))
+                    .rotation(r::AngVector::new(s.x, s.y, s.z))
+                    .build();
+                let h = world.bodies.insert(body);
+                let c = match w.shape(id).unwrap() {
+                    Shape::Sphere { radius } => r::ColliderBuilder::ball(radius),
+                    Shape::Box { half_extents: e } => r::ColliderBuilder::cuboid(e.x, e.y, e.z),
+                    Shape::Capsule {
+                        half_height,
+                        radius,
+                    } => r::ColliderBuilder::capsule_y(half_height, radius),
+                };
+                world
+                    .colliders
+                    .insert_with_parent(c.build(), h, &mut world.bodies);
+            }
+            world.step(); // fills its broad phase's tree
+            Self(world)
+        }
+
+        pub fn cast(&self, ray: &Ray) -> Option<f32> {
+            let (o, d) = (ray.origin(), ray.direction());
+            let rr = r::Ray::new(r::Vector::new(o.x, o.y, o.z), r::Vector::new(d.x, d.y, d.z));
+            self.0
+                .cast_ray(&rr, ray.max_distance(), true, r::QueryFilter::default())
+                .map(|(_, t)| t)
+        }
+    }
 }
 
 fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
@@ -152,6 +204,40 @@ fn main() {
             "batch {} threads / 1 thread: {:.2}x",
             pools[1].0,
             batched[0] / batched[1]
+        );
+    }
+    #[cfg(feature = "rapier")]
+    {
+        let rapier = rapier_rays::World::new(&world, &ids);
+        let mut worst = 0.0f32;
+        for (k, ray) in rays[..sample].iter().enumerate() {
+            let ours = world.cast_ray(ray, &f).map(|h| h.distance);
+            match (ours, rapier.cast(ray)) {
+                (Some(a), Some(b)) => worst = worst.max((a - b).abs()),
+                (None, None) => {}
+                (a, b) => println!("ray {k}: archipelago {a:?}, Rapier {b:?}"),
+            }
+        }
+        println!("Rapier agrees on {sample} rays to {worst:.2e} m");
+        let (mut ours, mut theirs) = (f64::MAX, f64::MAX);
+        for _ in 0..runs {
+            let t = Instant::now();
+            let n: usize = rays
+                .iter()
+                .map(|r| world.cast_ray(r, &f).is_some() as usize)
+                .sum();
+            ours = ours.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(n);
+            let t = Instant::now();
+            let n: usize = rays.iter().map(|r| rapier.cast(r).is_some() as usize).sum();
+            theirs = theirs.min(t.elapsed().as_secs_f64());
+            std::hint::black_box(n);
+        }
+        println!(
+            "1 thread, same loop: archipelago {:.2} M rays/s, Rapier {:.2} M rays/s: {:.2}x",
+            rate(ours),
+            rate(theirs),
+            theirs / ours
         );
     }
 }
