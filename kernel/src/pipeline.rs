@@ -154,7 +154,7 @@ impl PhysicsSystem {
         // last step, simulated or not).
         let factor = self.settings.query_tree_rebuild_factor;
         ctx.phase("query_tree", &mut stats.times.query_tree, || {
-            self.queries.update(&self.bodies, factor)
+            self.queries.update(ctx, &self.bodies, factor)
         });
         stats.active_bodies = self.bodies.active.len() as u32;
         stats.sleeping_islands = self.bodies.sleeping_islands as u32;

@@ -223,7 +223,12 @@ impl QueryTrees {
     /// The step's `query_tree` phase: refit the moving tree, and rebuild
     /// a tree when refitting wore it or more than [`LOOSE_BEFORE_REBUILD`]
     /// bodies of its kind wait in the added list.
-    pub fn update(&mut self, bodies: &crate::body::Bodies, rebuild_factor: f32) {
+    pub fn update(
+        &mut self,
+        ctx: &crate::jobs::StepCtx,
+        bodies: &crate::body::Bodies,
+        rebuild_factor: f32,
+    ) {
         let moving = self
             .loose
             .iter()
@@ -236,7 +241,7 @@ impl QueryTrees {
         if self.moving_dirty && (moving > LOOSE_BEFORE_REBUILD || self.moving.is_empty()) {
             self.rebuild(bodies, true);
         } else if !self.moving.is_empty() {
-            self.moving.refit(bodies);
+            self.moving.refit(ctx, bodies);
             if self.moving.cost() > rebuild_factor * self.moving.built_cost {
                 self.rebuild(bodies, true);
             }

@@ -17,6 +17,8 @@
 //! above a body teleported between steps.
 
 use crate::body::Bodies;
+use crate::disjoint::Disjoint;
+use crate::jobs::StepCtx;
 use wide::f32x8;
 
 /// Children per node: one `f32x8` per coordinate.
@@ -231,22 +233,35 @@ impl QueryTree {
     }
 
     /// Every box recomputed from the bodies' boxes, children first (one
-    /// backwards sweep: pre-order puts every child after its parent).
-    pub fn refit(&mut self, bodies: &Bodies) {
-        for k in (0..self.nodes.len()).rev() {
-            for lane in 0..WIDTH {
-                let c = self.nodes[k].child[lane];
-                if c == EMPTY {
-                    continue;
-                }
-                let b = if c & LEAF != 0 {
-                    body_box(bodies, c & !LEAF)
-                } else {
-                    self.nodes[c as usize].bounds()
-                };
-                self.nodes[k].set(lane, c, b);
+    /// backwards sweep: pre-order puts every child after its parent). The
+    /// root's subtrees are contiguous node ranges refitted as parallel
+    /// jobs, then the root; each box depends on its children alone, so
+    /// the result does not depend on who refits what.
+    pub fn refit(&mut self, ctx: &StepCtx, bodies: &Bodies) {
+        let n = self.nodes.len();
+        if n < PARALLEL_REFIT_NODES {
+            return refit_nodes(&mut self.nodes, 0, bodies);
+        }
+        let mut starts = [n; WIDTH + 1];
+        let mut count = 0;
+        for &c in &self.nodes[0].child {
+            if c != EMPTY && c & LEAF == 0 {
+                starts[count] = c as usize;
+                count += 1;
             }
         }
+        starts[count] = n;
+        let nodes = Disjoint::new(&mut self.nodes);
+        ctx.par_for("refit query tree", count, 1, |jobs| {
+            for j in jobs {
+                let (a, b) = (starts[j], starts[j + 1]);
+                // SAFETY: the root's subtrees are disjoint node ranges
+                // (pre-order), one per job, and each range's nodes point
+                // only into it.
+                refit_nodes(unsafe { nodes.slice_mut(a, b) }, a, bodies);
+            }
+        });
+        refit_node(&mut self.nodes, 0, 0, bodies);
     }
 
     /// Grows the boxes above `leaf` to hold its body's box (a body moved
@@ -311,6 +326,34 @@ impl QueryTree {
         let axis =
             |a: usize| nlo[a].simd_le(f32x8::splat(hi[a])) & nhi[a].simd_ge(f32x8::splat(lo[a]));
         (axis(0) & axis(1) & axis(2)).to_bitmask()
+    }
+}
+
+/// Trees smaller than this refit in one job (a few microseconds).
+const PARALLEL_REFIT_NODES: usize = 256;
+
+/// Refits `nodes`, the whole subtree of tree nodes `base..` (every child
+/// node comes after its parent, so one backwards sweep).
+fn refit_nodes(nodes: &mut [Node], base: usize, bodies: &Bodies) {
+    for k in (0..nodes.len()).rev() {
+        refit_node(nodes, k, base, bodies);
+    }
+}
+
+/// Node `k` of `nodes` (tree nodes `base..`) from its children: nodes from
+/// their lanes (already refitted), bodies from their boxes.
+fn refit_node(nodes: &mut [Node], k: usize, base: usize, bodies: &Bodies) {
+    for lane in 0..WIDTH {
+        let c = nodes[k].child[lane];
+        if c == EMPTY {
+            continue;
+        }
+        let b = if c & LEAF != 0 {
+            body_box(bodies, c & !LEAF)
+        } else {
+            nodes[c as usize - base].bounds()
+        };
+        nodes[k].set(lane, c, b);
     }
 }
 
