@@ -368,6 +368,9 @@ impl PhysicsSystem {
         {
             return false;
         }
+        if f.exclude.is_none() && f.predicate.is_none() {
+            return true;
+        }
         let id = b.id_of(slot);
         f.exclude != Some(id) && f.predicate.is_none_or(|p| p(id))
     }
@@ -420,22 +423,34 @@ impl PhysicsSystem {
                 }
                 let (t, mut mask) = lanes.enter(tree, node as usize, limit);
                 let children = tree.nodes[node as usize].child;
-                // leaves now (they shrink the limit), nodes nearest last
-                // on the stack so they are opened first
-                let start = top;
+                // the lanes the ray enters, nearest first
+                let mut order = [(0.0f32, 0u32); WIDTH];
+                let mut n = 0;
                 while mask != 0 {
                     let l = mask.trailing_zeros() as usize;
                     mask &= mask - 1;
-                    let c = children[l];
+                    let mut k = n;
+                    while k > 0 && order[k - 1].0 > t[l] {
+                        order[k] = order[k - 1];
+                        k -= 1;
+                    }
+                    order[k] = (t[l], children[l]);
+                    n += 1;
+                }
+                // bodies first, nearest first: each hit shortens the ray,
+                // and every lane entered beyond it is skipped
+                for &(near, c) in &order[..n] {
+                    if near > limit {
+                        break;
+                    }
                     if c & LEAF != 0 {
                         consider(c & !LEAF, self, &mut limit);
-                    } else {
-                        let mut k = top;
-                        while k > start && stack[k - 1].1 < t[l] {
-                            stack[k] = stack[k - 1];
-                            k -= 1;
-                        }
-                        stack[k] = (c, t[l]);
+                    }
+                }
+                // then nodes, farthest pushed first so the nearest opens next
+                for &(near, c) in order[..n].iter().rev() {
+                    if c & LEAF == 0 && near <= limit {
+                        stack[top] = (c, near);
                         top += 1;
                     }
                 }
