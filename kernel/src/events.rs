@@ -179,7 +179,7 @@ impl ContactEvents {
                 && !bodies.is_active(a)
                 && !bodies.is_active(b);
             if asleep {
-                this.next.push(*t);
+                this.track(*t);
             } else {
                 let e = gone(bodies, t, RemovalReason::Separated);
                 Self::push(&mut this.events, &mut this.dropped, e);
@@ -203,18 +203,26 @@ impl ContactEvents {
                 }
                 Self::push(&mut self.events, &mut self.dropped, e);
             }
-            if self.next.len() < self.next.capacity() {
-                self.next.push(Touching {
-                    key,
-                    sensor: m.sensor,
-                });
-            }
+            self.track(Touching {
+                key,
+                sensor: m.sensor,
+            });
         }
         for t in &old[j..] {
             settle(self, t);
         }
         self.touching = old;
         std::mem::swap(&mut self.touching, &mut self.next);
+    }
+
+    /// Keeps `t` for the next step's walk. A pair that does not fit is
+    /// counted as dropped (it would be reported as added again).
+    fn track(&mut self, t: Touching) {
+        if self.next.len() < self.next.capacity() {
+            self.next.push(t);
+        } else {
+            self.dropped += 1;
+        }
     }
 
     /// After the solve: the added pairs' impulses.
