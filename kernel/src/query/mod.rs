@@ -290,7 +290,7 @@ impl QueryTrees {
         out: &mut Vec<u32>,
     ) {
         out.clear();
-        let mut take = |slot: u32| {
+        let take = |slot: u32| {
             let i = slot as usize;
             let lo = Vec3::from_array(bodies.aabb_min.get(i));
             let hi = Vec3::from_array(bodies.aabb_max.get(i));
@@ -302,13 +302,39 @@ impl QueryTrees {
                 out.push(slot);
             }
         };
+        self.in_box(&[&self.moving], min, max, take);
+    }
+
+    /// Every body of `trees` whose tree box overlaps `[min, max]`, and
+    /// every body waiting in the added list: the candidates a box query
+    /// tests exactly.
+    fn in_box(&self, trees: &[&QueryTree], min: Vec3, max: Vec3, mut take: impl FnMut(u32)) {
         let (lo, hi) = (min.to_array(), max.to_array());
-        walk(
-            &self.moving,
-            |node| self.moving.overlap_mask(node, lo, hi),
-            &mut take,
-        );
+        for tree in trees {
+            walk(tree, |node| tree.overlap_mask(node, lo, hi), &mut take);
+        }
         self.loose.iter().for_each(|&s| take(s));
+    }
+
+    /// The bodies (`f` permitting) among the candidates in `[min, max]`
+    /// for which `exact` holds, into `out` by body index.
+    fn collect_in_box(
+        &self,
+        sys: &PhysicsSystem,
+        (min, max): (Vec3, Vec3),
+        f: &QueryFilter,
+        out: &mut Vec<BodyId>,
+        exact: impl Fn(usize) -> bool,
+    ) -> usize {
+        out.clear();
+        self.in_box(&self.trees(), min, max, |slot| {
+            let s = slot as usize;
+            if sys.passes(s, f) && exact(s) {
+                out.push(sys.bodies.id_of(s));
+            }
+        });
+        out.sort_unstable();
+        out.len()
     }
 
     fn trees(&self) -> [&QueryTree; 2] {
@@ -541,23 +567,10 @@ impl PhysicsSystem {
         if !min.is_finite() || !max.is_finite() {
             return Err(PhysicsError::InvalidPosition);
         }
-        out.clear();
-        let (lo, hi) = (min.to_array(), max.to_array());
-        let mut take = |slot: u32| {
-            let s = slot as usize;
-            if self.passes(s, f) {
-                let (a, b) = self.bodies.aabb_of(s, 0.0);
-                if a.cmple(max).all() && b.cmpge(min).all() {
-                    out.push(self.bodies.id_of(s));
-                }
-            }
-        };
-        for tree in self.queries.trees() {
-            walk(tree, |node| tree.overlap_mask(node, lo, hi), &mut take);
-        }
-        self.queries.loose.iter().for_each(|&s| take(s));
-        out.sort_unstable();
-        Ok(out.len())
+        Ok(self.queries.collect_in_box(self, (min, max), f, out, |s| {
+            let (a, b) = self.bodies.aabb_of(s, 0.0);
+            a.cmple(max).all() && b.cmpge(min).all()
+        }))
     }
 
     /// Bodies (`f` permitting) whose shape holds `point` (surface
@@ -572,23 +585,12 @@ impl PhysicsSystem {
         if !point.is_finite() {
             return Err(PhysicsError::InvalidPosition);
         }
-        out.clear();
-        let p = point.to_array();
-        let mut take = |slot: u32| {
-            let s = slot as usize;
-            let b = &self.bodies;
-            if self.passes(s, f)
-                && shape_tests::contains_point(&b.shape[s], b.pos(s), b.rot(s), point)
-            {
-                out.push(b.id_of(s));
-            }
-        };
-        for tree in self.queries.trees() {
-            walk(tree, |node| tree.overlap_mask(node, p, p), &mut take);
-        }
-        self.queries.loose.iter().for_each(|&s| take(s));
-        out.sort_unstable();
-        Ok(out.len())
+        let b = &self.bodies;
+        Ok(self
+            .queries
+            .collect_in_box(self, (point, point), f, out, |s| {
+                shape_tests::contains_point(&b.shape[s], b.pos(s), b.rot(s), point)
+            }))
     }
 
     /// Bodies (`f` permitting) whose shape touches or overlaps `shape`
@@ -608,26 +610,15 @@ impl PhysicsSystem {
         shape.validate()?;
         let position = crate::body::checked_position(position)?;
         let rotation = crate::body::checked_rotation(rotation)?;
-        out.clear();
         let me = crate::collide::Placed {
             shape: *shape,
             pos: position,
             rot: rotation,
         };
-        let (min, max) = shape.world_aabb(position, rotation);
-        let (lo, hi) = (min.to_array(), max.to_array());
-        let mut take = |slot: u32| {
-            let s = slot as usize;
-            if self.passes(s, f) && self.shape_overlaps(&me, s) {
-                out.push(self.bodies.id_of(s));
-            }
-        };
-        for tree in self.queries.trees() {
-            walk(tree, |node| tree.overlap_mask(node, lo, hi), &mut take);
-        }
-        self.queries.loose.iter().for_each(|&s| take(s));
-        out.sort_unstable();
-        Ok(out.len())
+        let bounds = shape.world_aabb(position, rotation);
+        Ok(self
+            .queries
+            .collect_in_box(self, bounds, f, out, |s| self.shape_overlaps(&me, s)))
     }
 
     fn shape_overlaps(&self, me: &crate::collide::Placed, s: usize) -> bool {
