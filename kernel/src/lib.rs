@@ -45,6 +45,7 @@ mod settings;
 mod shape;
 mod sleep;
 mod solver;
+mod solver_view;
 mod stats;
 mod system;
 #[cfg(test)]
@@ -76,6 +77,7 @@ pub use query::{QueryFilter, Ray, RayHit};
 pub use rayon::ThreadPool;
 pub use settings::{Capacities, PhysicsSettings, SimdPath, SolverWidth};
 pub use shape::Shape;
+pub use solver_view::SolverConstraint;
 pub use stats::{PhaseTimes, StepStats, UpdateWarnings};
 pub use system::{Contact, ContactPoint, PhysicsSystem};
 pub use thread_pool::{build_pinned_pool, detect_cores, CoreTopology, PinnedPool, Pinning};

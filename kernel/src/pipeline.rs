@@ -149,6 +149,7 @@ impl PhysicsSystem {
             }
             self.pairs.clear();
             self.narrow.manifolds.clear();
+            self.solver.forget_placement();
         }
         // The trees see the step's final poses (and bodies added since the
         // last step, simulated or not).

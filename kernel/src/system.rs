@@ -57,7 +57,7 @@ pub struct PhysicsSystem {
 
 /// Marks of what user calls did to a body since the last step's contacts
 /// were found.
-mod since_step {
+pub(crate) mod since_step {
     /// Removed, destroyed or quarantined: its contacts are not reported.
     pub const TAKEN_OUT: u8 = 1;
     /// Put to sleep by `deactivate_body`: it may touch an awake body until

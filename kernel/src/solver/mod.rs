@@ -236,6 +236,35 @@ impl Solver {
         }
     }
 
+    /// A step that simulated nothing solved nothing: `placed_items` is
+    /// empty until the next `split`.
+    pub fn forget_placement(&mut self) {
+        self.island_ranges.clear();
+    }
+
+    /// The last [`split`](Self::split)'s constraints in solve order, as
+    /// (item, island, split): items as in `layout.rs` (manifold index, then
+    /// `manifolds + active joint index`), the split only in split islands.
+    pub fn placed_items(&self) -> impl Iterator<Item = (u32, u32, Option<u8>)> + '_ {
+        self.island_ranges
+            .iter()
+            .enumerate()
+            .flat_map(move |(island, &(start, end))| {
+                // Split islands come first and keep their offsets in `order`.
+                let split_island = self.splitter.islands.get(island);
+                let mut split = 0;
+                (start..end).map(move |k| {
+                    let split = split_island.map(|s| {
+                        while s.split(split).1 <= k {
+                            split += 1;
+                        }
+                        split as u8
+                    });
+                    (self.order[k as usize], island as u32, split)
+                })
+            })
+    }
+
     /// Splits the large islands (`splitter.rs`), lays the constraints out
     /// in bundles (`layout.rs`) and builds the solve schedules. Items are
     /// the manifolds, then the active joints (`layout.rs`).
