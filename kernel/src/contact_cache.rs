@@ -301,6 +301,7 @@ mod tests {
             .build()
             .unwrap();
         let ctx = StepCtx {
+            exec: &pool,
             threads: 3,
             ..StepCtx::untraced()
         };

@@ -93,6 +93,12 @@ pub enum PhysicsError {
     InvalidRay,
     /// A batched query's output buffer is not as long as its input.
     QueryBufferMismatch,
+    /// A bulk copy's or bulk write's buffers are not as long as its list
+    /// of bodies.
+    BufferLengthMismatch,
+    /// The [`Executor`](crate::Executor)'s `install` returned without
+    /// running the step (a breach of its contract); nothing was stepped.
+    ExecutorDidNotRun,
 }
 
 impl fmt::Display for PhysicsError {
@@ -132,6 +138,8 @@ impl fmt::Display for PhysicsError {
             Self::BodyHasJoints => "the body still has joints",
             Self::InvalidRay => "ray origin or direction is NaN, infinite or zero, or its distance is NaN or negative",
             Self::QueryBufferMismatch => "a batched query's output is not as long as its input",
+            Self::BufferLengthMismatch => "a bulk call's buffers are not as long as its list of bodies",
+            Self::ExecutorDidNotRun => "the executor returned without running the step",
         };
         f.write_str(s)
     }

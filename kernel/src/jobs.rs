@@ -11,9 +11,11 @@
 //! A job that panics never leaves the others waiting for it: while it
 //! unwinds it raises the step's abort flag ([`StepCtx::abort`]), every wait
 //! loop (the end of a parallel loop, a stage barrier) gives up when it sees
-//! the flag, and rayon's `join` carries the panic out to `update`'s caller.
+//! the flag, and the executor's `fan_out` (rayon's `join`) carries the
+//! panic out to `update`'s caller.
 
 use crate::disjoint::Disjoint;
+use crate::executor::{Executor, SerialExecutor};
 use crate::thread_pool::pin_state_bit;
 use crate::trace::{SectionKind, SliceKind, Tracer};
 use archipelago_layout::CachePadded;
@@ -28,6 +30,9 @@ pub(crate) const SPINS_BEFORE_YIELD: u32 = 64;
 /// What the step's phases share: the pool's size, the trace recorder when
 /// armed, the pin states seen, the abort flag and an injected fault.
 pub(crate) struct StepCtx<'a> {
+    /// What the loops run on (`executor.rs`).
+    pub exec: &'a dyn Executor,
+    /// Workers a loop may use: `exec.workers()` (less in tools and tests).
     pub threads: usize,
     pub tracer: Option<&'a Tracer>,
     pub pin_bits: &'a AtomicU32,
@@ -46,6 +51,7 @@ impl StepCtx<'static> {
     /// (not even the global one).
     pub fn untraced() -> Self {
         StepCtx {
+            exec: &SerialExecutor,
             threads: 1,
             tracer: None,
             pin_bits: &NO_PINS,
@@ -109,6 +115,7 @@ impl StepCtx<'_> {
     ) {
         if let (Some(tr), Some(t)) = (self.tracer, t) {
             tr.record(
+                self.exec.worker_index(),
                 name,
                 t,
                 SliceKind::Job {
@@ -139,7 +146,7 @@ impl StepCtx<'_> {
         let r = f();
         *slot += t0.elapsed();
         if let Some(tr) = self.tracer {
-            tr.record(name, t0, SliceKind::Phase, 0);
+            tr.record(self.exec.worker_index(), name, t0, SliceKind::Phase, 0);
         }
         r
     }
@@ -202,20 +209,15 @@ impl StepCtx<'_> {
             }
             done.fetch_add(finished, Ordering::Release);
         };
-        // Helpers go out as the stealable halves of joins (a join's job
-        // lives on the stack: nothing is allocated). One that no worker
-        // took before the jobs ran out runs here afterwards, finds nothing
-        // and returns.
-        rayon::join(
-            || {
-                claim();
-                let mut spins = 0;
-                while done.load(Ordering::Acquire) < jobs && !self.aborted() {
-                    backoff(&mut spins);
-                }
-            },
-            || fan_out(helpers, &claim),
-        );
+        // A helper that starts after the jobs ran out finds nothing and
+        // returns; the caller waits only for jobs that were claimed.
+        self.exec.fan_out(helpers, &claim, &mut || {
+            claim();
+            let mut spins = 0;
+            while done.load(Ordering::Acquire) < jobs && !self.aborted() {
+                backoff(&mut spins);
+            }
+        });
     }
 
     /// `f(first_index, chunk)` over `chunk`-sized pieces of `data`, in
@@ -280,14 +282,6 @@ impl StepCtx<'_> {
             f(k * chunk..((k + 1) * chunk).min(n));
             self.job_done(name, t, section, 0, 0, 0);
         });
-    }
-}
-
-#[inline]
-/// `helpers` calls of `claim`, each stealable by another worker.
-fn fan_out(helpers: usize, claim: &(dyn Fn() + Sync)) {
-    if helpers > 0 {
-        rayon::join(claim, || fan_out(helpers - 1, claim));
     }
 }
 

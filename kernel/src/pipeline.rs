@@ -22,6 +22,7 @@
 //! 12. bounds and contact cache for the next step
 
 use crate::error::{PhysicsError, Result};
+use crate::executor::Executor;
 use crate::integrate::{apply_forces, integrate_positions, update_bounds};
 use crate::islands::build_islands;
 use crate::jobs::StepCtx;
@@ -37,9 +38,11 @@ use std::time::Instant;
 
 impl PhysicsSystem {
     /// Advances the world by `dt` seconds in `collision_steps` equal
-    /// sub-steps, on the workers of `pool` (see
-    /// [`build_pinned_pool`](crate::build_pinned_pool)). The result is
-    /// bit-identical for any number of workers.
+    /// sub-steps, on the workers of `executor`: a rayon `ThreadPool` (see
+    /// [`build_pinned_pool`](crate::build_pinned_pool)), a
+    /// [`PinnedPool`](crate::PinnedPool), [`SerialExecutor`](crate::SerialExecutor)
+    /// or an engine's own job system behind [`Executor`](crate::Executor).
+    /// The result is bit-identical for any executor and number of workers.
     ///
     /// `dt <= 0` or a world without awake bodies does nothing but report.
     /// Refused (`InvalidTimeStep`): a NaN or infinite `dt`,
@@ -48,15 +51,15 @@ impl PhysicsSystem {
     /// whose collision steps are shorter than `MIN_TIME_STEP`. A world
     /// whose earlier `update` panicked refuses with `Poisoned`.
     ///
-    /// Called from outside the pool, this hands the step to the pool (one
-    /// injected job, which rayon's queue allocates a block for every 63
-    /// calls); called from inside one of its workers, it allocates nothing
-    /// in steady state.
+    /// Called from outside a rayon pool, this hands the step to the pool
+    /// (one injected job, which rayon's queue allocates a block for every
+    /// 63 calls); called from inside one of its workers, it allocates
+    /// nothing in steady state.
     pub fn update(
         &mut self,
         dt: f32,
         collision_steps: u32,
-        pool: &rayon::ThreadPool,
+        executor: &dyn Executor,
     ) -> Result<StepStats> {
         let steps_ok = (1..=MAX_COLLISION_STEPS).contains(&collision_steps);
         // NaN fails every compare; -inf is a (no-op) dt <= 0.
@@ -68,26 +71,30 @@ impl PhysicsSystem {
         if self.poisoned {
             return Err(PhysicsError::Poisoned);
         }
-        let tracer = self
-            .trace_armed
-            .then(|| Tracer::new(pool.current_num_threads()));
+        let threads = executor.workers().max(1);
+        let tracer = self.trace_armed.then(|| Tracer::new(threads));
         self.trace_armed = false;
         let pin_bits = AtomicU32::new(0);
-        let threads = pool.current_num_threads();
         let injected = self.injected_panic.take();
         // Cleared when the step returns; a panic unwinds past it.
         self.poisoned = true;
         let stats = {
             let ctx = StepCtx {
+                exec: executor,
                 threads,
                 tracer: tracer.as_ref(),
                 pin_bits: &pin_bits,
                 abort: AtomicBool::new(false),
                 fault: injected.as_ref(),
             };
-            pool.install(|| self.step(dt, collision_steps, &ctx))
+            let mut stepped = None;
+            executor.install(&mut || stepped = Some(self.step(dt, collision_steps, &ctx)));
+            stepped
         };
         self.poisoned = false;
+        let Some(stats) = stats else {
+            return Err(PhysicsError::ExecutorDidNotRun);
+        };
         if let Some(t) = tracer {
             let in_use = Capacities {
                 max_bodies: stats.active_bodies as usize,

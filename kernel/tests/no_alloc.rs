@@ -4,9 +4,13 @@
 //! joint scenes (chains: joint trees; net: joints and contacts in one split
 //! large island; ragdolls: piling and falling asleep) on a
 //! 4-worker pool, stepped from inside the pool (see `update`'s docs for the
-//! one rayon allocation per 63 calls from outside).
+//! one rayon allocation per 63 calls from outside), and of the pyramid on
+//! the serial executor and on a `std::thread::scope` job system.
 
-use archipelago::{build_pinned_pool, scenes, PhysicsSettings, ThreadPool};
+#[path = "../examples/scoped_executor/scope_pool.rs"]
+mod scope_pool;
+
+use archipelago::{build_pinned_pool, scenes, Executor, PhysicsSettings, SerialExecutor};
 use archipelago_layout::CountingAlloc;
 
 #[global_allocator]
@@ -17,7 +21,7 @@ static HEAP: CountingAlloc = CountingAlloc::new();
 /// would) or from the test's own thread.
 fn allocations_in_steady_state(
     scene: scenes::Scene,
-    pool: &ThreadPool,
+    pool: &dyn Executor,
     warmup: usize,
     steps: usize,
     from_inside: bool,
@@ -34,7 +38,9 @@ fn allocations_in_steady_state(
         HEAP.stop_counting()
     };
     if from_inside {
-        pool.install(run)
+        let mut counted = 0;
+        pool.install(&mut || counted = run());
+        counted
     } else {
         run()
     }
@@ -89,6 +95,18 @@ fn update_does_not_allocate_in_steady_state() {
         0,
         "net, stepped from a pool worker"
     );
+    // The other executors: the serial one, and an engine-style job system
+    // (the example's `std::thread::scope` pool, which posts each loop's
+    // helper on a board instead of allocating a task).
+    assert_eq!(
+        allocations_in_steady_state(scenes::pyramid(), &SerialExecutor, 10, 100, true),
+        0,
+        "pyramid on SerialExecutor"
+    );
+    let on_scope = scope_pool::ScopePool::with(4, |scope| {
+        allocations_in_steady_state(scenes::pyramid(), scope, 10, 100, true)
+    });
+    assert_eq!(on_scope, 0, "pyramid on the std::thread::scope executor");
     // From outside the pool each update is one job injected into rayon's
     // global queue, which allocates a 63-slot block when one fills: at most
     // 2 blocks per 100 steps, nothing from the engine.

@@ -46,8 +46,11 @@ impl ReplayCosts {
             return None;
         }
         pool.install(|| {
-            let mut ctx = StepCtx::untraced();
-            ctx.threads = 2;
+            let mut ctx = StepCtx {
+                exec: pool,
+                threads: 2,
+                ..StepCtx::untraced()
+            };
             let steal_ns = median(
                 (0..STEAL_TRIALS)
                     .map(|_| steal_once(&ctx))

@@ -296,10 +296,10 @@ impl Tracer {
         }
     }
 
-    fn thread(&self) -> usize {
-        rayon::current_thread_index()
-            .filter(|&t| t < self.threads)
-            .unwrap_or(self.threads)
+    /// The lane of a worker (`Executor::worker_index`); work from outside
+    /// the executor's workers goes on the last one.
+    fn lane(&self, worker: Option<usize>) -> usize {
+        worker.filter(|&t| t < self.threads).unwrap_or(self.threads)
     }
 
     pub fn new_section(&self, kind: SectionKind) -> u32 {
@@ -311,9 +311,16 @@ impl Tracer {
         section
     }
 
-    pub fn record(&self, name: &'static str, start: Instant, kind: SliceKind, bytes: u64) {
+    pub fn record(
+        &self,
+        worker: Option<usize>,
+        name: &'static str,
+        start: Instant,
+        kind: SliceKind,
+        bytes: u64,
+    ) {
         let end = Instant::now();
-        let t = self.thread();
+        let t = self.lane(worker);
         let event = TraceEvent {
             name,
             thread: t as u32,
