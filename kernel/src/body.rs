@@ -361,6 +361,8 @@ pub(crate) struct Bodies {
     /// Slots of added, non-static bodies (Jolt's active-body array), and each
     /// slot's place in it.
     pub active: Vec<u32>,
+    /// `active`'s ids, kept beside it (what `active_bodies` returns).
+    pub active_ids: Vec<BodyId>,
     pub active_pos: Vec<u32>,
 }
 
@@ -410,6 +412,7 @@ impl Bodies {
             added_pos: vec![NOT_LISTED; capacity],
             active: Vec::with_capacity(capacity),
             active_pos: vec![NOT_LISTED; capacity],
+            active_ids: Vec::with_capacity(capacity),
         }
     }
 
@@ -614,6 +617,7 @@ impl Bodies {
     pub fn make_active(&mut self, i: usize) {
         self.active_pos[i] = self.active.len() as u32;
         self.active.push(i as u32);
+        self.active_ids.push(self.id_of(i));
         self.move_scale[i] = 1.0;
         if self.motion(i) == MotionType::Dynamic {
             self.gravity_scale[i] = self.gravity_factor[i];
@@ -622,6 +626,8 @@ impl Bodies {
 
     /// Leaves the active list: the SIMD sweeps leave it alone.
     pub fn make_inactive(&mut self, i: usize) {
+        // The same swap as `active`'s below.
+        self.active_ids.swap_remove(self.active_pos[i] as usize);
         swap_remove_listed(&mut self.active, &mut self.active_pos, i);
         self.gravity_scale[i] = 0.0;
         self.move_scale[i] = 0.0;

@@ -25,11 +25,14 @@
 mod body;
 mod body_pair_cache;
 mod broadphase;
+mod bulk;
 mod collide;
 mod contact_cache;
+mod debug_draw;
 mod disjoint;
 mod error;
 mod events;
+mod executor;
 mod integrate;
 mod islands;
 mod jobs;
@@ -58,8 +61,11 @@ pub use body::{
 };
 pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};
 pub use broadphase::{BroadPhaseKind, LayerFilter};
+pub use bulk::{KinematicTarget, Pose};
+pub use debug_draw::{Colour, DebugColouring, DebugDrawSettings, DebugSink};
 pub use error::{PhysicsError, Result};
 pub use events::{ContactEvent, ContactEventKind, RemovalReason};
+pub use executor::{Executor, SerialExecutor};
 pub use joint::{
     DistanceJoint, HingeJoint, JointFrame, JointId, JointImpulse, JointKind, JointMotor,
     JointSettings, MotorMode, SliderJoint, Spring, SwingTwistJoint, JOINT_AXIS_TOLERANCE,

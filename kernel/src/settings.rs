@@ -75,7 +75,7 @@ impl Capacities {
 
 /// Bytes allocated per unit of each capacity, and independent of them (see
 /// [`Capacities::memory_bytes`]).
-const BYTES_PER_BODY: usize = 937 + crate::query::QueryTrees::bytes_per_body();
+const BYTES_PER_BODY: usize = 949 + crate::query::QueryTrees::bytes_per_body();
 const BYTES_PER_PAIR: usize = 586;
 const BYTES_PER_CONTACT: usize = 2026 + crate::events::ContactEvents::bytes_per_contact();
 const BYTES_PER_JOINT: usize = 3895;

@@ -575,6 +575,20 @@ impl PhysicsSystem {
         rotation: Quat,
         dt: f32,
     ) -> Result<()> {
+        let (i, v, w) = self.kinematic_velocities(id, position, rotation, dt)?;
+        self.bodies.linear_velocity.set(i, v.to_array());
+        self.bodies.angular_velocity.set(i, w.to_array());
+        Ok(())
+    }
+
+    /// `move_kinematic`'s checks and velocities: (slot, linear, angular).
+    pub(crate) fn kinematic_velocities(
+        &self,
+        id: BodyId,
+        position: Vec3,
+        rotation: Quat,
+        dt: f32,
+    ) -> Result<(usize, Vec3, Vec3)> {
         let i = self.bodies.check(id)?;
         if self.bodies.motion(i) != MotionType::Kinematic {
             return Err(PhysicsError::WrongMotionType);
@@ -591,11 +605,7 @@ impl PhysicsSystem {
         }
         let (axis, angle) = dq.to_axis_angle();
         let w = axis * (angle / dt);
-        let v = checked_velocity(v)?;
-        let w = checked_velocity(w)?;
-        self.bodies.linear_velocity.set(i, v.to_array());
-        self.bodies.angular_velocity.set(i, w.to_array());
-        Ok(())
+        Ok((i, checked_velocity(v)?, checked_velocity(w)?))
     }
 
     // ---- sleeping ----
