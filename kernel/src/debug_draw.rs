@@ -33,7 +33,7 @@ impl Colour {
     pub fn distinct(n: u32) -> Colour {
         // Golden-ratio steps round the hue circle, at two lightness levels.
         let h = (n as f32 * 0.618_034).fract();
-        let l = if n % 2 == 0 { 0.55 } else { 0.68 };
+        let l = if n.is_multiple_of(2) { 0.55 } else { 0.68 };
         let s = 0.65f32;
         let c = (1.0 - (2.0 * l - 1.0f32).abs()) * s;
         let hp = h * 6.0;

@@ -128,7 +128,7 @@ impl Executor for ScopePool {
             drop(b);
             self.work.notify_all();
         }
-        let mine = catch_unwind(AssertUnwindSafe(|| caller()));
+        let mine = catch_unwind(AssertUnwindSafe(caller));
         if helpers > 0 {
             let mut b = self.board.lock().unwrap();
             b.job = None;
