@@ -15,7 +15,8 @@ const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
 
 // Read by tests (through the DevTools protocol) and handy in a console.
-const state = { frames: 0, step: -1, bodies: 0, tableVersion: -1, scene: '', ready: false, error: '' };
+const state = { frames: 0, step: -1, bodies: 0, tableVersion: -1, scene: '', ready: false, error: '',
+  contactPoints: 0, aabbs: 0, picked: null };
 window.viewerState = state;
 
 function showError(text) {
@@ -209,6 +210,7 @@ function replaceObject(old, obj) {
 }
 
 function drawContacts(d, at, n) {
+  state.contactPoints = n;
   if (n === 0) { contactsObj = replaceObject(contactsObj, null); return; }
   const pos = new Float32Array(n * 6), col = new Float32Array(n * 6);
   for (let k = 0; k < n; k++, at += CONTACT_BYTES) {
@@ -229,6 +231,7 @@ function drawContacts(d, at, n) {
 
 const EDGES = [[0, 1], [1, 3], [3, 2], [2, 0], [4, 5], [5, 7], [7, 6], [6, 4], [0, 4], [1, 5], [2, 6], [3, 7]];
 function drawAabbs(d, at, n) {
+  state.aabbs = n;
   if (n === 0) { aabbObj = replaceObject(aabbObj, null); return; }
   const pos = new Float32Array(n * 72);
   for (let k = 0; k < n; k++, at += AABB_BYTES) {
@@ -294,6 +297,7 @@ function drawPlot() {
 function showPick(p) {
   const el = $('inspect');
   el.style.display = 'block';
+  state.picked = p.hit ? p.index : -1;
   if (!p.hit) { el.textContent = p.replay ? 'inspecting needs a live run' : 'no body under the mouse'; return; }
   const f = (v) => v.map((x) => x.toFixed(3)).join(', ');
   el.textContent =

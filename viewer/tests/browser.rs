@@ -238,6 +238,25 @@ fn save(name: &str, png: &[u8]) -> PathBuf {
     path
 }
 
+/// After a few render frames, a screenshot of `page` (saved as `name`)
+/// must not be blank.
+fn assert_drawn(b: &mut Browser, page: &str, name: &str) {
+    std::thread::sleep(Duration::from_millis(500));
+    let (w, h, rgb, png) = b.screenshot(page);
+    let share = drawn_share(&rgb);
+    let path = save(name, &png);
+    println!(
+        "{name}: {w}x{h}, {:.1}% of pixels drawn ({})",
+        100.0 * share,
+        path.display()
+    );
+    assert!(
+        share >= MIN_DRAWN_SHARE,
+        "{name}: a blank page? {:.1}% drawn",
+        100.0 * share
+    );
+}
+
 #[test]
 fn chromium_draws_the_pyramid_and_counts_its_bodies() {
     let Some(bin) = chromium() else {
@@ -264,20 +283,43 @@ fn chromium_draws_the_pyramid_and_counts_its_bodies() {
     assert_eq!(s["error"], "", "{s}");
     let shown = b.eval(&page, "document.getElementById('bodies').textContent");
     assert_eq!(shown, "1241", "the page's body count");
-    std::thread::sleep(Duration::from_millis(500)); // a few render frames
-    let (w, h, rgb, png) = b.screenshot(&page);
-    let share = drawn_share(&rgb);
-    let path = save("pyramid-split.png", &png);
-    println!(
-        "pyramid: {w}x{h}, {:.1}% of pixels drawn ({})",
-        100.0 * share,
-        path.display()
-    );
+    assert_drawn(&mut b, &page, "pyramid-split.png");
+
+    // A click on the pyramid inspects the cube under the mouse (a ray the
+    // kernel casts); a shift-click shoots a ball, a new body.
+    let click = |b: &mut Browser, modifiers: u32| {
+        for kind in ["mousePressed", "mouseReleased"] {
+            b.call(
+                Some(&page),
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": 640, "y": 470, "button": "left", "clickCount": 1, "modifiers": modifiers}),
+            );
+        }
+    };
+    click(&mut b, 0);
+    let s = b.wait_for(&page, "an inspected body", |s| s["picked"].is_number());
+    let picked = s["picked"].as_i64().unwrap();
+    assert!((1..1241).contains(&picked), "picked a cube: {s}");
+    let text = b.eval(&page, "document.getElementById('inspect').textContent");
+    let text = text.as_str().unwrap();
     assert!(
-        share >= MIN_DRAWN_SHARE,
-        "a blank page? {:.1}% drawn",
-        100.0 * share
+        text.contains(&format!("table index {picked}")) && text.contains("velocity"),
+        "{text}"
     );
+    println!("clicked: {}", text.lines().next().unwrap());
+    click(&mut b, 8); // shift
+    b.wait_for(&page, "the shot ball", |s| s["bodies"] == 1242);
+    // Contacts and boxes on request.
+    let page = b.open(&format!(
+        "{}?scene=towers&run_to=30&contacts=1&aabbs=1&color=island",
+        viewer.url()
+    ));
+    let s = b.wait_for(&page, "the towers with contacts", |s| {
+        s["scene"] == "towers" && s["step"] == 30
+    });
+    assert!(s["contactPoints"].as_u64() > Some(0), "{s}");
+    assert_eq!(s["aabbs"], s["bodies"], "{s}");
+    assert_drawn(&mut b, &page, "towers-contacts.png");
 
     // The rain after 300 steps, coloured by sleep state.
     let page = b.open(&format!(
@@ -288,18 +330,5 @@ fn chromium_draws_the_pyramid_and_counts_its_bodies() {
         s["scene"] == "rain" && s["step"] == 300
     });
     assert_eq!(s["bodies"], 4097, "{s}");
-    std::thread::sleep(Duration::from_millis(500));
-    let (_, _, rgb, png) = b.screenshot(&page);
-    let share = drawn_share(&rgb);
-    let path = save("rain-300.png", &png);
-    println!(
-        "rain at 300 steps: {:.1}% of pixels drawn ({})",
-        100.0 * share,
-        path.display()
-    );
-    assert!(
-        share >= MIN_DRAWN_SHARE,
-        "a blank page? {:.1}% drawn",
-        100.0 * share
-    );
+    assert_drawn(&mut b, &page, "rain-300.png");
 }
