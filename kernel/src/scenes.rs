@@ -248,6 +248,58 @@ pub fn rain() -> Scene {
     scene("rain", bodies)
 }
 
+/// The avalanche of SCENES.md: `n` dynamic bodies cycling box (half
+/// extent 0.4), sphere (radius 0.4) and capsule (radius 0.3, half height
+/// 0.3), in a cube grid of side `s = ceil(n^(1/3))` spaced 1.5 m (x
+/// fastest, then z, then y), the lowest layer at y = 3, centred on
+/// x = z = 0, each turned about y by π/2·u(k), falling onto the floor
+/// widened to half extents (1.5·s + 10, 1, 1.5·s + 10) (its top at y = 0).
+/// Sleeping allowed; capacities from [`Capacities::for_bodies`]. N =
+/// 1,024 / 4,096 / 16,384 / 65,536 give the cost-growth curve, 32,768 is the
+/// headline.
+pub fn avalanche(n: usize) -> Scene {
+    const SPACING: f32 = 1.5;
+    let side = (1..).find(|&s: &usize| s * s * s >= n).unwrap_or(1);
+    let half = (side as f32 - 1.0) * 0.5;
+    let reach = SPACING * side as f32 + 10.0;
+    let floor = BodyCreationSettings::new(
+        Shape::Box {
+            half_extents: Vec3::new(reach, 1.0, reach),
+        },
+        Vec3::new(0.0, -1.0, 0.0),
+        MotionType::Static,
+    );
+    let mut bodies = Vec::with_capacity(n + 1);
+    bodies.push(floor);
+    for k in 0..n {
+        let (ix, iz, iy) = (k % side, (k / side) % side, k / (side * side));
+        let p = Vec3::new(
+            (ix as f32 - half) * SPACING,
+            3.0 + iy as f32 * SPACING,
+            (iz as f32 - half) * SPACING,
+        );
+        let shape = match k % 3 {
+            0 => Shape::Box {
+                half_extents: Vec3::splat(0.4),
+            },
+            1 => Shape::Sphere { radius: 0.4 },
+            _ => Shape::Capsule {
+                half_height: 0.3,
+                radius: 0.3,
+            },
+        };
+        let angle = core::f32::consts::FRAC_PI_2 * unit_random(k as u64);
+        bodies.push(
+            BodyCreationSettings::new(shape, p, MotionType::Dynamic)
+                .with_rotation(Quat::from_rotation_y(angle)),
+        );
+    }
+    Scene {
+        capacities: Capacities::for_bodies(n + 1),
+        ..scene("avalanche", bodies)
+    }
+}
+
 /// 1000 separate cubes resting on the floor on a 2 m grid (32 × 32 minus 24).
 pub fn piles() -> Scene {
     let mut bodies = vec![floor()];

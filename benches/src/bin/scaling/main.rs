@@ -6,7 +6,8 @@
 //!
 //! `cargo run --release -p archipelago-benches --bin scaling -- [options]`
 //!
-//! Options: `--scene NAME` (pyramid), `--threads 1,2,4` (default 1,2,4,8,16;
+//! Options: `--scene NAME` (pyramid; `avalanche` with `--bodies N`, default
+//! 32768), `--threads 1,2,4` (default 1,2,4,8,16;
 //! rows with more threads than physical cores are marked oversubscribed),
 //! `--steps N` (500), `--runs R` (3), `--warmup N` (60 untimed steps per
 //! thread count first), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
@@ -39,6 +40,8 @@ const TRACED_STEPS: usize = 5;
 
 struct Args {
     scene: String,
+    /// Bodies of the avalanche scene.
+    bodies: usize,
     threads: Option<Vec<usize>>,
     steps: u32,
     runs: u32,
@@ -70,7 +73,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--contact-events] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
+        "usage: scaling [--scene {}|avalanche] [--bodies N (avalanche, default 32768)] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--contact-events] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
         scenes::NAMES.join("|")
     )
 }
@@ -78,6 +81,7 @@ fn usage() -> String {
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         scene: "pyramid".into(),
+        bodies: 32_768,
         threads: None,
         steps: 500,
         runs: 3,
@@ -100,6 +104,7 @@ fn parse_args() -> Result<Args, String> {
         let mut value = || it.next().ok_or(format!("{flag} needs a value"));
         match flag.as_str() {
             "--scene" => args.scene = value()?,
+            "--bodies" => args.bodies = value()?.parse().map_err(|e| format!("--bodies: {e}"))?,
             "--threads" => {
                 let list: Result<Vec<usize>, _> = value()?
                     .split(',')
@@ -230,7 +235,11 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let Some(mut scene) = scenes::by_name(&args.scene) else {
+    let scene = match args.scene.as_str() {
+        "avalanche" => Some(scenes::avalanche(args.bodies)),
+        name => scenes::by_name(name),
+    };
+    let Some(mut scene) = scene else {
         eprintln!(
             "unknown scene {:?}; one of {}",
             args.scene,
