@@ -1,9 +1,10 @@
-//! Reading back 4096 transforms (the rain after 300 steps): one
+//! Reading back 4096 transforms (the rain after 300 steps; or `bulk_copy
+//! N`: the N bodies of an avalanche as built): one
 //! `copy_poses` call, one `copy_poses_aos` call, and 4096 `position` +
 //! `rotation` getter calls, timed side by side (alternating, median of 201
 //! rounds), plus `par_copy_poses` on 2 workers.
 //!
-//! `cargo run --release -p archipelago --example bulk_copy`
+//! `cargo run --release -p archipelago --example bulk_copy [-- N]`
 
 use archipelago::{scenes, PhysicsSettings, Pose, Quat, Vec3};
 use std::hint::black_box;
@@ -11,11 +12,20 @@ use std::time::Instant;
 
 fn main() {
     let pinned = archipelago::build_pinned_pool(Some(2)).unwrap();
-    let (mut w, _) = scenes::rain().build(PhysicsSettings::default()).unwrap();
-    for _ in 0..300 {
-        w.update(scenes::DT, 1, &pinned.pool).unwrap();
-    }
-    let ids: Vec<_> = w.body_ids().into_iter().skip(1).collect(); // the 4096 cubes
+    // `bulk_copy N`: the avalanche of N bodies as built (where a copy's
+    // cost does not depend on motion), to find where going parallel pays.
+    let n_arg: Option<usize> = std::env::args().nth(1).and_then(|a| a.parse().ok());
+    let (w, _) = match n_arg {
+        Some(n) => scenes::avalanche(n).build(PhysicsSettings::default()).unwrap(),
+        None => {
+            let (mut w, ids) = scenes::rain().build(PhysicsSettings::default()).unwrap();
+            for _ in 0..300 {
+                w.update(scenes::DT, 1, &pinned.pool).unwrap();
+            }
+            (w, ids)
+        }
+    };
+    let ids: Vec<_> = w.body_ids().into_iter().skip(1).collect(); // without the floor
     let n = ids.len();
     let (mut p, mut q) = (vec![Vec3::ZERO; n], vec![Quat::IDENTITY; n]);
     let mut poses = vec![Pose::default(); n];

@@ -82,7 +82,9 @@ impl PhysicsSystem {
 
     /// [`copy_poses`](Self::copy_poses) on `executor`'s workers, in jobs of
     /// 2,048 bodies: for lists long enough that one core's copy is the
-    /// bottleneck (from about 50k bodies; below, the plain call is faster).
+    /// bottleneck. Measured on 2 workers (`examples/bulk_copy.rs`): slower
+    /// than the plain call at 16k bodies (66 against 48 µs), 1.15× faster
+    /// at 64k, 1.3× at 256k.
     pub fn par_copy_poses(
         &self,
         ids: &[BodyId],
