@@ -16,7 +16,9 @@ fn main() {
     // cost does not depend on motion), to find where going parallel pays.
     let n_arg: Option<usize> = std::env::args().nth(1).and_then(|a| a.parse().ok());
     let (w, _) = match n_arg {
-        Some(n) => scenes::avalanche(n).build(PhysicsSettings::default()).unwrap(),
+        Some(n) => scenes::avalanche(n)
+            .build(PhysicsSettings::default())
+            .unwrap(),
         None => {
             let (mut w, ids) = scenes::rain().build(PhysicsSettings::default()).unwrap();
             for _ in 0..300 {
