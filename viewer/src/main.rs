@@ -31,11 +31,12 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if o.record.is_some() && o.replay.is_some() {
         return Err("--record and --replay exclude each other".into());
     }
-    if !archipelago::scenes::NAMES.contains(&o.scene.as_str()) {
+    let names = archipelago_viewer::sim::scene_names();
+    if !names.contains(&o.scene.as_str()) {
         return Err(format!(
             "no scene `{}`; scenes: {}",
             o.scene,
-            archipelago::scenes::NAMES.join(", ")
+            names.join(", ")
         ));
     }
     Ok(o)

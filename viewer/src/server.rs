@@ -60,7 +60,8 @@ const POLL: Duration = Duration::from_millis(4);
 /// How to start a viewer.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// A name of `archipelago::scenes::NAMES`.
+    /// A name of [`sim::scene_names`]: `archipelago::scenes::NAMES` and
+    /// `avalanche` (4,096 bodies).
     pub scene: String,
     /// 0: any free port.
     pub port: u16,

@@ -179,11 +179,25 @@ struct Published {
     aabbs: Vec<AabbRecord>,
 }
 
+/// Bodies of the viewer's avalanche (`scenes::avalanche` takes any count;
+/// this one steps at interactive rates on a few cores).
+pub const AVALANCHE_BODIES: usize = 4096;
+
+/// The scenes the viewer offers: `scenes::NAMES` and the avalanche.
+pub fn scene_names() -> Vec<&'static str> {
+    let mut names = scenes::NAMES.to_vec();
+    names.push("avalanche");
+    names
+}
+
 /// A standard scene as the viewer builds it: its capacities grown by room
 /// for [`MAX_SHOTS`] balls (which changes no step: capacities bound
 /// buffers, they do not order anything).
 pub fn viewer_scene(name: &str) -> Option<scenes::Scene> {
-    let mut scene = scenes::by_name(name)?;
+    let mut scene = match name {
+        "avalanche" => scenes::avalanche(AVALANCHE_BODIES),
+        name => scenes::by_name(name)?,
+    };
     let c = &mut scene.capacities;
     c.max_bodies += MAX_SHOTS;
     // A ball in a pile touches a dozen bodies; pairs have their margin.
@@ -240,7 +254,7 @@ impl Live {
     /// Builds `name`'s world afresh, with room for the shot balls.
     fn load(&mut self, name: &str) -> Result<(), String> {
         let scene = viewer_scene(name)
-            .ok_or_else(|| format!("no scene `{name}` (scenes: {})", scenes::NAMES.join(", ")))?;
+            .ok_or_else(|| format!("no scene `{name}` (scenes: {})", scene_names().join(", ")))?;
         let (world, ids) = scene
             .build(PhysicsSettings::default())
             .map_err(|e| e.to_string())?;
@@ -464,7 +478,7 @@ impl Live {
             "type": "stats",
             "mode": "live",
             "scene": self.scene.name,
-            "scenes": scenes::NAMES,
+            "scenes": scene_names(),
             "step": self.out.step,
             "playing": playing,
             "speed": speed,

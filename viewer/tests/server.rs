@@ -206,6 +206,14 @@ fn commands_answer_and_bad_ones_say_why() {
     c.send(json!({"cmd": "scene", "name": "towers"}));
     let t = c.until_text("table");
     assert_eq!(t["scene"], "towers");
+    let stats = c.until_text("stats");
+    let offered = stats["scenes"].as_array().unwrap().clone();
+    assert_eq!(offered.len(), archipelago::scenes::NAMES.len() + 1);
+    c.send(json!({"cmd": "scene", "name": "avalanche"}));
+    let t = c.until_text("table");
+    assert_eq!(t["scene"], "avalanche");
+    assert_eq!(t["bodies"].as_array().unwrap().len(), 4097);
+    assert!(offered.contains(&json!("avalanche")));
 }
 
 #[test]
