@@ -206,6 +206,16 @@ pub fn viewer_scene(name: &str) -> Option<scenes::Scene> {
     Some(scene)
 }
 
+/// The viewer's scene `name` and its world.
+fn build(name: &str) -> Result<(scenes::Scene, PhysicsSystem, Vec<BodyId>), String> {
+    let scene = viewer_scene(name)
+        .ok_or_else(|| format!("no scene `{name}` (scenes: {})", scene_names().join(", ")))?;
+    let (world, ids) = scene
+        .build(PhysicsSettings::default())
+        .map_err(|e| e.to_string())?;
+    Ok((scene, world, ids))
+}
+
 /// A scene being simulated.
 pub struct Live {
     scene: scenes::Scene,
@@ -232,11 +242,11 @@ impl Live {
     ) -> Result<Self, String> {
         let pinned = archipelago::build_pinned_pool(threads).map_err(|e| e.to_string())?;
         let threads = pinned.pool.current_num_threads();
+        let (scene, world, ids) = build(scene_name)?;
         let mut live = Self {
-            scene: scenes::pyramid(),
-            world: PhysicsSystem::new(Default::default(), PhysicsSettings::default())
-                .map_err(|e| e.to_string())?,
-            ids: Vec::new(),
+            scene,
+            world,
+            ids,
             index_of: HashMap::new(),
             table: Vec::new(),
             shots: Default::default(),
@@ -247,18 +257,21 @@ impl Live {
             stats: StepStats::default(),
             recorder: record,
         };
-        live.load(scene_name)?;
+        live.start();
         Ok(live)
     }
 
     /// Builds `name`'s world afresh, with room for the shot balls.
     fn load(&mut self, name: &str) -> Result<(), String> {
-        let scene = viewer_scene(name)
-            .ok_or_else(|| format!("no scene `{name}` (scenes: {})", scene_names().join(", ")))?;
-        let (world, ids) = scene
-            .build(PhysicsSettings::default())
-            .map_err(|e| e.to_string())?;
-        self.table = scene
+        (self.scene, self.world, self.ids) = build(name)?;
+        self.start();
+        Ok(())
+    }
+
+    /// The bookkeeping of a freshly built world: its table, step 0.
+    fn start(&mut self) {
+        self.table = self
+            .scene
             .bodies
             .iter()
             .map(|b| {
@@ -268,14 +281,12 @@ impl Live {
                 })
             })
             .collect();
-        self.index_of = ids
+        self.index_of = self
+            .ids
             .iter()
             .enumerate()
             .map(|(k, &id)| (id, k as u32))
             .collect();
-        self.ids = ids;
-        self.world = world;
-        self.scene = scene;
         self.shots.clear();
         self.stats = StepStats::default();
         self.out.step = 0;
@@ -284,7 +295,6 @@ impl Live {
         if let Some(r) = &mut self.recorder {
             r.frame(0, self.out.table_version, &self.out.records);
         }
-        Ok(())
     }
 
     fn table_changed(&mut self) {
