@@ -368,7 +368,7 @@ pub(crate) struct Bodies {
 
 const EMPTY_MIN: [f32; 3] = [f32::INFINITY; 3];
 const EMPTY_MAX: [f32; 3] = [f32::NEG_INFINITY; 3];
-const PLACEHOLDER_SHAPE: Shape = Shape::Sphere { radius: 1.0 };
+pub(crate) const PLACEHOLDER_SHAPE: Shape = Shape::Sphere { radius: 1.0 };
 
 impl Bodies {
     pub fn new(capacity: usize) -> Self {

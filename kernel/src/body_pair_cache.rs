@@ -225,6 +225,73 @@ impl SlotManifold {
     }
 }
 
+use crate::snapshot::codec::{get_count, get_first, put_first, Reader, Snap, Writer};
+
+crate::snapshot::codec::snap_fields!(RelativePose { position, rotation });
+crate::snapshot::codec::snap_fields!(Apart {
+    slack_a,
+    reach_b,
+    slack_b,
+    reach_a
+});
+impl Snap for SlotManifold {
+    fn put(&self, w: &mut Writer) {
+        w.u32(self.count);
+        if self.count > 0 {
+            w.put(&self.normal);
+            w.put(&self.sensor);
+            put_first(w, &self.local_a, self.count);
+            put_first(w, &self.local_b, self.count);
+            put_first(w, &self.separation, self.count);
+        }
+    }
+    fn get(r: &mut Reader) -> crate::error::Result<Self> {
+        let count = get_count(r, MAX_POINTS)?;
+        if count == 0 {
+            return Ok(SlotManifold::EMPTY);
+        }
+        Ok(SlotManifold {
+            normal: r.get()?,
+            count,
+            sensor: r.get()?,
+            local_a: get_first(r, count)?,
+            local_b: get_first(r, count)?,
+            separation: get_first(r, count)?,
+        })
+    }
+}
+
+/// What a slot's readers look at: a record's pose, generations and gap;
+/// the manifold; the normal in A's frame of a touching record.
+impl Snap for PairSlot {
+    fn put(&self, w: &mut Writer) {
+        w.put(&self.recorded);
+        if self.recorded {
+            w.put(&self.pose);
+            w.put(&self.generation);
+            w.put(&self.apart);
+        }
+        w.put(&self.manifold);
+        if self.manifold.count > 0 {
+            w.put(&self.normal_a);
+        }
+    }
+    fn get(r: &mut Reader) -> crate::error::Result<Self> {
+        let mut s = PairSlot::EMPTY;
+        s.recorded = r.get()?;
+        if s.recorded {
+            s.pose = r.get()?;
+            s.generation = r.get()?;
+            s.apart = r.get()?;
+        }
+        s.manifold = r.get()?;
+        if s.manifold.count > 0 {
+            s.normal_a = r.get()?;
+        }
+        Ok(s)
+    }
+}
+
 /// One candidate pair's collision result as the next step's cache reads it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct PairSlot {

@@ -54,6 +54,32 @@ impl CachedManifold {
     }
 }
 
+impl crate::snapshot::codec::Snap for CachedManifold {
+    fn put(&self, w: &mut crate::snapshot::codec::Writer) {
+        use crate::snapshot::codec::put_first;
+        w.u64(self.key);
+        w.put(&self.normal);
+        w.u32(self.count);
+        put_first(w, &self.local_a, self.count);
+        put_first(w, &self.normal_impulse, self.count);
+        w.put(&self.friction_impulse);
+    }
+    fn get(r: &mut crate::snapshot::codec::Reader) -> crate::error::Result<Self> {
+        use crate::snapshot::codec::{get_count, get_first};
+        let key = r.u64()?;
+        let normal = r.get()?;
+        let count = get_count(r, MAX_POINTS)?;
+        Ok(Self {
+            key,
+            normal,
+            count,
+            local_a: get_first(r, count)?,
+            normal_impulse: get_first(r, count)?,
+            friction_impulse: r.get()?,
+        })
+    }
+}
+
 pub(crate) struct ContactCache {
     previous: Vec<CachedManifold>,
     next: Vec<CachedManifold>,
@@ -71,6 +97,37 @@ impl ContactCache {
             kept: Vec::with_capacity(max_contact_constraints),
             chunk_start: Vec::with_capacity(max_contact_constraints / CHECKS_PER_JOB + 2),
         }
+    }
+
+    /// Snapshot section: last step's cached manifolds (the warm start of
+    /// the next one, sleeping pairs' included).
+    pub fn save_state(&self, w: &mut crate::snapshot::codec::Writer) {
+        w.items(&self.previous);
+    }
+
+    /// Reads [`save_state`](Self::save_state)'s section, into `dst` if
+    /// given: keys sorted, both slots below `max_bodies`.
+    pub fn restore_state(
+        r: &mut crate::snapshot::codec::Reader,
+        dst: Option<&mut Self>,
+        max_contact_constraints: usize,
+    ) -> crate::error::Result<()> {
+        let mut check = r.clone();
+        let n = check.len(max_contact_constraints)?;
+        let mut last = None;
+        for _ in 0..n {
+            let c: CachedManifold = check.get()?;
+            let (a, b) = (c.key >> 32, c.key & u64::from(u32::MAX));
+            if a >= b
+                || b >= u64::from(check.max_bodies)
+                || c.count as usize > MAX_POINTS
+                || last.is_some_and(|l| l > c.key)
+            {
+                return Err(crate::error::PhysicsError::InvalidSnapshot);
+            }
+            last = Some(c.key);
+        }
+        r.items_into(max_contact_constraints, dst.map(|c| &mut c.previous))
     }
 
     /// Copies matching impulses from last step into `manifolds`, in

@@ -99,6 +99,17 @@ pub enum PhysicsError {
     /// The [`Executor`](crate::Executor)'s `install` returned without
     /// running the step (a breach of its contract); nothing was stepped.
     ExecutorDidNotRun,
+    /// A snapshot is truncated, corrupted (its checksum fails) or
+    /// malformed (a length past its capacity, a slot past `max_bodies`,
+    /// an unknown tag, an invalid shape or joint, broken lists); nothing
+    /// was restored.
+    InvalidSnapshot,
+    /// A snapshot of another format version
+    /// ([`SNAPSHOT_VERSION`](crate::SNAPSHOT_VERSION) is this build's).
+    SnapshotVersion,
+    /// A snapshot of a world with other capacities or another broad-phase
+    /// kind, or from a machine of the other byte order.
+    SnapshotMismatch,
 }
 
 impl fmt::Display for PhysicsError {
@@ -140,6 +151,11 @@ impl fmt::Display for PhysicsError {
             Self::QueryBufferMismatch => "a batched query's output is not as long as its input",
             Self::BufferLengthMismatch => "a bulk call's buffers are not as long as its list of bodies",
             Self::ExecutorDidNotRun => "the executor returned without running the step",
+            Self::InvalidSnapshot => "the snapshot is truncated, corrupted or malformed",
+            Self::SnapshotVersion => "the snapshot is of another format version",
+            Self::SnapshotMismatch => {
+                "the snapshot is of a world with other capacities, broad phase or byte order"
+            }
         };
         f.write_str(s)
     }

@@ -82,6 +82,85 @@ struct Touching {
     sensor: bool,
 }
 
+impl crate::snapshot::codec::Snap for Touching {
+    fn put(&self, w: &mut crate::snapshot::codec::Writer) {
+        w.u64(self.key);
+        w.put(&self.sensor);
+    }
+    fn get(r: &mut crate::snapshot::codec::Reader) -> crate::error::Result<Self> {
+        let key = r.u64()?;
+        let (a, b) = (key >> 32, key & u64::from(u32::MAX));
+        if a >= b || b >= u64::from(r.max_bodies) {
+            return Err(crate::error::PhysicsError::InvalidSnapshot);
+        }
+        Ok(Self {
+            key,
+            sensor: r.get()?,
+        })
+    }
+}
+
+/// An event as saved: bodies as slot and generation (the world tag is the
+/// restoring world's).
+fn put_event(e: &ContactEvent, w: &mut crate::snapshot::codec::Writer) {
+    let kind = match e.kind {
+        ContactEventKind::Added => 0,
+        ContactEventKind::Removed => 1,
+        ContactEventKind::SensorEntered => 2,
+        ContactEventKind::SensorExited => 3,
+    };
+    w.u8(kind);
+    for id in [e.body_a, e.body_b] {
+        w.u32(id.index());
+        w.u32(id.generation());
+    }
+    w.put(&e.point);
+    w.put(&e.normal);
+    for v in [e.penetration, e.approach_speed, e.normal_impulse] {
+        w.f32(v);
+    }
+    w.u8(match e.reason {
+        None => 0,
+        Some(RemovalReason::Separated) => 1,
+        Some(RemovalReason::BodyRemoved) => 2,
+    });
+}
+
+fn get_event(
+    r: &mut crate::snapshot::codec::Reader,
+    world: u32,
+) -> crate::error::Result<ContactEvent> {
+    let bad = crate::error::PhysicsError::InvalidSnapshot;
+    let kind = match r.u8()? {
+        0 => ContactEventKind::Added,
+        1 => ContactEventKind::Removed,
+        2 => ContactEventKind::SensorEntered,
+        3 => ContactEventKind::SensorExited,
+        _ => return Err(bad),
+    };
+    let mut id = || -> crate::error::Result<BodyId> {
+        let slot = r.slot()?;
+        Ok(BodyId::new(slot, r.u32()?, world))
+    };
+    let (body_a, body_b) = (id()?, id()?);
+    Ok(ContactEvent {
+        kind,
+        body_a,
+        body_b,
+        point: r.get()?,
+        normal: r.get()?,
+        penetration: r.f32()?,
+        approach_speed: r.f32()?,
+        normal_impulse: r.f32()?,
+        reason: match r.u8()? {
+            0 => None,
+            1 => Some(RemovalReason::Separated),
+            2 => Some(RemovalReason::BodyRemoved),
+            _ => return Err(bad),
+        },
+    })
+}
+
 pub(crate) struct ContactEvents {
     touching: Vec<Touching>,
     next: Vec<Touching>,
@@ -117,6 +196,51 @@ impl ContactEvents {
         2 * std::mem::size_of::<Touching>()
             + 3 * std::mem::size_of::<ContactEvent>()
             + std::mem::size_of::<(u32, u32)>()
+    }
+
+    /// Snapshot section: the touching pairs, the removals waiting for the
+    /// next update, and the last update's events and drop count.
+    pub fn save_state(&self, w: &mut crate::snapshot::codec::Writer) {
+        w.items(&self.touching);
+        for list in [&self.pending, &self.events] {
+            w.u32(list.len() as u32);
+            for e in list.iter() {
+                put_event(e, w);
+            }
+        }
+        w.u32(self.dropped);
+    }
+
+    /// Reads [`save_state`](Self::save_state)'s section, into `dst` if
+    /// given (`reporting` is derived from the bodies afterwards).
+    pub fn restore_state(
+        r: &mut crate::snapshot::codec::Reader,
+        mut dst: Option<&mut Self>,
+        world: u32,
+        max_contact_constraints: usize,
+    ) -> crate::error::Result<()> {
+        // the capacities `new` gives the lists
+        let n = max_contact_constraints;
+        r.items_into(n, dst.as_deref_mut().map(|e| &mut e.touching))?;
+        for (k, limit) in [n, 2 * n].into_iter().enumerate() {
+            let n = r.len(limit)?;
+            if let Some(e) = dst.as_deref_mut() {
+                [&mut e.pending, &mut e.events][k].clear();
+            }
+            for _ in 0..n {
+                let ev = get_event(r, world)?;
+                if let Some(e) = dst.as_deref_mut() {
+                    [&mut e.pending, &mut e.events][k].push(ev);
+                }
+            }
+        }
+        let dropped = r.u32()?;
+        if let Some(e) = dst {
+            e.dropped = dropped;
+            e.next.clear();
+            e.added_from.clear();
+        }
+        Ok(())
     }
 
     pub fn has_touching(&self) -> bool {

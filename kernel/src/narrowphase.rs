@@ -314,6 +314,101 @@ impl NarrowPhase {
     }
 }
 
+impl crate::snapshot::codec::Snap for Manifold {
+    fn put(&self, w: &mut crate::snapshot::codec::Writer) {
+        use crate::snapshot::codec::put_first;
+        w.put(&self.pair);
+        w.put(&self.normal);
+        w.u32(self.count);
+        put_first(w, &self.local_a, self.count);
+        put_first(w, &self.local_b, self.count);
+        put_first(w, &self.separation, self.count);
+        put_first(w, &self.normal_impulse, self.count);
+        w.put(&self.friction_impulse);
+        w.put(&self.sensor);
+    }
+    fn get(r: &mut crate::snapshot::codec::Reader) -> crate::error::Result<Self> {
+        use crate::snapshot::codec::{get_count, get_first};
+        let pair = r.get()?;
+        let normal = r.get()?;
+        let count = get_count(r, MAX_POINTS)?;
+        Ok(Manifold {
+            pair,
+            normal,
+            count,
+            local_a: get_first(r, count)?,
+            local_b: get_first(r, count)?,
+            separation: get_first(r, count)?,
+            normal_impulse: get_first(r, count)?,
+            friction_impulse: r.get()?,
+            sensor: r.get()?,
+        })
+    }
+}
+
+impl NarrowPhase {
+    /// Snapshot section: the body-pair cache (last step's pairs and their
+    /// slots) and the last manifolds (what `contacts` reports).
+    pub fn save_state(&self, w: &mut crate::snapshot::codec::Writer) {
+        w.items(&self.previous_pairs);
+        w.items(&self.previous_slots[..self.previous_pairs.len()]);
+        w.items(&self.manifolds);
+    }
+
+    /// Reads [`save_state`](Self::save_state)'s section, into `dst` if
+    /// given. Pairs must be sorted and distinct (the cache is searched by
+    /// pair) and manifold counts at most `MAX_POINTS`.
+    pub fn restore_state(
+        r: &mut crate::snapshot::codec::Reader,
+        mut dst: Option<&mut Self>,
+        caps: &crate::settings::Capacities,
+    ) -> crate::error::Result<()> {
+        use crate::error::PhysicsError::InvalidSnapshot;
+        let pairs_at = r.clone();
+        r.items_into::<BodyPair>(
+            caps.max_body_pairs,
+            dst.as_deref_mut().map(|n| &mut n.previous_pairs),
+        )?;
+        // the pairs again, to check their order without a copy
+        let mut check = pairs_at;
+        let n = check.len(caps.max_body_pairs)?;
+        let mut last: Option<BodyPair> = None;
+        for _ in 0..n {
+            let p: BodyPair = check.get()?;
+            if p.a >= p.b || last.is_some_and(|l| l >= p) {
+                return Err(InvalidSnapshot);
+            }
+            last = Some(p);
+        }
+        if r.len(n)? != n {
+            return Err(InvalidSnapshot);
+        }
+        for k in 0..n {
+            let slot: PairSlot = r.get()?;
+            if slot.manifold.count as usize > MAX_POINTS {
+                return Err(InvalidSnapshot);
+            }
+            if let Some(np) = dst.as_deref_mut() {
+                np.previous_slots[k] = slot;
+            }
+        }
+        let m = r.len(caps.max_contact_constraints)?;
+        if let Some(np) = dst.as_deref_mut() {
+            np.manifolds.clear();
+        }
+        for _ in 0..m {
+            let man: Manifold = r.get()?;
+            if man.count as usize > MAX_POINTS || man.pair.a >= man.pair.b {
+                return Err(InvalidSnapshot);
+            }
+            if let Some(np) = dst.as_deref_mut() {
+                np.manifolds.push(man);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The pair's bounding spheres are more than `max_separation` apart, so
 /// its shapes are too: no pair function would report a contact (each omits
 /// points farther apart than that), and the pair needs neither a collision

@@ -91,6 +91,51 @@ impl SlotAllocator {
     pub fn is_live(&self, index: usize) -> bool {
         self.live.get(index).copied().unwrap_or(false)
     }
+
+    /// Generations of the slots below the high-water mark (with
+    /// [`free_list`](Self::free_list), what [`restore`](Self::restore)
+    /// needs to rebuild this allocator).
+    pub fn generations(&self) -> &[u32] {
+        &self.generation[..self.high_water as usize]
+    }
+
+    /// Freed slots, reused last first.
+    pub fn free_list(&self) -> &[u32] {
+        &self.free
+    }
+
+    /// Puts the allocator in the state whose [`generations`](Self::generations)
+    /// and [`free_list`](Self::free_list) are given (a snapshot): the high-water
+    /// mark is `generations.len()`, and every slot below it not in `free`
+    /// is live. Refused, changing nothing: more generations than the
+    /// capacity, or a free index at or past the high-water mark, or listed
+    /// twice (`OutOfRange`).
+    pub fn restore(&mut self, generations: &[u32], free: &[u32]) -> Result<(), HandleError> {
+        let high = generations.len();
+        if high > self.capacity() {
+            return Err(HandleError::OutOfRange);
+        }
+        let mut is_free = vec![false; high];
+        for &f in free {
+            let f = f as usize;
+            if f >= high || core::mem::replace(&mut is_free[f], true) {
+                return Err(HandleError::OutOfRange);
+            }
+        }
+        self.generation[..high].copy_from_slice(generations);
+        self.generation[high..].fill(0);
+        for (live, free) in self
+            .live
+            .iter_mut()
+            .zip(is_free.iter().chain(core::iter::repeat(&true)))
+        {
+            *live = !free;
+        }
+        self.free.clear();
+        self.free.extend_from_slice(free);
+        self.high_water = high as u32;
+        Ok(())
+    }
 }
 
 /// Declares a typed generational handle (`index + generation`) that cannot be
@@ -133,6 +178,29 @@ macro_rules! typed_handle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn restore_reproduces_the_allocator() {
+        let mut a = SlotAllocator::new(8);
+        let ids: Vec<_> = (0..5).map(|_| a.alloc().unwrap()).collect();
+        a.free(ids[3].0, ids[3].1).unwrap();
+        a.free(ids[1].0, ids[1].1).unwrap();
+        let mut b = SlotAllocator::new(8);
+        b.alloc().unwrap();
+        b.restore(a.generations(), a.free_list()).unwrap();
+        assert_eq!(b.live_count(), 3);
+        assert_eq!(b.validate(ids[1].0, ids[1].1), Err(HandleError::Stale));
+        assert_eq!(b.validate(ids[4].0, ids[4].1), Ok(()));
+        for _ in 0..4 {
+            assert_eq!(a.alloc(), b.alloc());
+        }
+        // refused: a free slot past the high-water mark, or twice
+        let before = b.generations().to_vec();
+        assert_eq!(b.restore(&[0, 0], &[2]), Err(HandleError::OutOfRange));
+        assert_eq!(b.restore(&[0, 0], &[1, 1]), Err(HandleError::OutOfRange));
+        assert_eq!(b.restore(&[0; 9], &[]), Err(HandleError::OutOfRange));
+        assert_eq!(b.generations(), &before[..]);
+    }
 
     #[test]
     fn stale_handles_are_refused_after_reuse() {

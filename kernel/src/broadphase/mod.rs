@@ -33,6 +33,19 @@ pub(crate) struct BodyPair {
     pub b: u32,
 }
 
+impl crate::snapshot::codec::Snap for BodyPair {
+    fn put(&self, w: &mut crate::snapshot::codec::Writer) {
+        w.u32(self.a);
+        w.u32(self.b);
+    }
+    fn get(r: &mut crate::snapshot::codec::Reader) -> crate::error::Result<Self> {
+        Ok(Self {
+            a: r.slot()?,
+            b: r.slot()?,
+        })
+    }
+}
+
 impl BodyPair {
     pub fn key(self) -> u64 {
         ((self.a as u64) << 32) | self.b as u64

@@ -347,6 +347,11 @@ impl Joints {
         self.no_contact_stale = true;
     }
 
+    /// The no-contact pairs must be rebuilt before the next step.
+    pub fn mark_no_contact_stale(&mut self) {
+        self.no_contact_stale = true;
+    }
+
     pub fn id_of(&self, i: usize, world: u32) -> JointId {
         JointId {
             index: i as u32,

@@ -194,6 +194,15 @@ impl QueryTrees {
         }
     }
 
+    /// Forgets every body and builds both trees over the world's added
+    /// bodies (after a snapshot is restored).
+    pub fn reset(&mut self, bodies: &crate::body::Bodies) {
+        self.leaf_of.fill(NO_LEAF);
+        self.loose.clear();
+        self.rebuild(bodies, false);
+        self.rebuild(bodies, true);
+    }
+
     /// Body `slot` was taken out of the world.
     pub fn removed(&mut self, slot: u32) {
         let leaf = std::mem::replace(&mut self.leaf_of[slot as usize], NO_LEAF);

@@ -1,0 +1,308 @@
+//! The body table in a snapshot: every column up to the slot high-water
+//! mark as native bytes, the allocator's generations and free list, the
+//! shapes, and the added and active lists in their order (the order the
+//! step walks them in, so it is state, not a detail). The lists' inverse
+//! indices, the active ids and the sleeping-island count are derived.
+
+use super::codec::{Reader, Snap, Writer};
+use crate::body::{flags, Bodies, BodyId, NOT_LISTED, PLACEHOLDER_SHAPE};
+use crate::error::{PhysicsError, Result};
+use crate::shape::Shape;
+use archipelago_layout::{Column, Vec3Column};
+
+/// What later sections check body slots against: the snapshot's slots,
+/// whether each is live, and their generations.
+pub(crate) struct View {
+    generation: Vec<u32>,
+    live: Vec<bool>,
+    dynamic: Vec<bool>,
+}
+
+impl View {
+    pub fn high_water(&self) -> usize {
+        self.generation.len()
+    }
+    pub fn is_live(&self, slot: u32) -> bool {
+        self.live.get(slot as usize).copied().unwrap_or(false)
+    }
+    pub fn is_dynamic(&self, slot: u32) -> bool {
+        self.dynamic.get(slot as usize).copied().unwrap_or(false)
+    }
+    /// The id of the body in `slot` as the restored world names it.
+    pub fn id(&self, slot: u32, world: u32) -> BodyId {
+        let generation = self.generation.get(slot as usize).copied().unwrap_or(0);
+        BodyId::new(slot, generation, world)
+    }
+}
+
+impl Snap for Shape {
+    fn put(&self, w: &mut Writer) {
+        match *self {
+            Shape::Sphere { radius } => {
+                w.u8(0);
+                w.f32(radius);
+            }
+            Shape::Box { half_extents } => {
+                w.u8(1);
+                w.put(&half_extents);
+            }
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => {
+                w.u8(2);
+                w.f32(half_height);
+                w.f32(radius);
+            }
+        }
+    }
+    fn get(r: &mut Reader) -> Result<Self> {
+        let s = match r.u8()? {
+            0 => Shape::Sphere { radius: r.f32()? },
+            1 => Shape::Box {
+                half_extents: r.get()?,
+            },
+            2 => Shape::Capsule {
+                half_height: r.f32()?,
+                radius: r.f32()?,
+            },
+            _ => return Err(PhysicsError::InvalidSnapshot),
+        };
+        s.validate().map_err(|_| PhysicsError::InvalidSnapshot)?;
+        Ok(s)
+    }
+}
+
+fn put_vec3(w: &mut Writer, c: &Vec3Column, n: usize) {
+    let (x, y, z) = c.slices();
+    for s in [x, y, z] {
+        w.pod(&s[..n]);
+    }
+}
+
+fn vec3_into(
+    r: &mut Reader,
+    n: usize,
+    clear_to: usize,
+    dst: Option<&mut Vec3Column>,
+) -> Result<()> {
+    let any = |_: &f32| true;
+    let bytes = [
+        r.pod_bytes::<f32>(n, any)?,
+        r.pod_bytes::<f32>(n, any)?,
+        r.pod_bytes::<f32>(n, any)?,
+    ];
+    if let Some(c) = dst {
+        let (x, y, z) = c.slices_mut();
+        for (s, b) in [x, y, z].into_iter().zip(bytes) {
+            bytemuck::cast_slice_mut::<f32, u8>(&mut s[..n]).copy_from_slice(b);
+        }
+        for i in n..clear_to {
+            c.clear(i);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn save(b: &Bodies, w: &mut Writer) {
+    let n = b.slots.high_water();
+    w.pod(b.slots.generations());
+    w.pod(b.slots.free_list());
+    put_vec3(w, &b.position, n);
+    w.pod(&b.rotation.as_slice()[..n]);
+    put_vec3(w, &b.linear_velocity, n);
+    put_vec3(w, &b.angular_velocity, n);
+    w.pod(&b.inv_mass.as_slice()[..n]);
+    w.pod(&b.inv_inertia_local.as_slice()[..n]);
+    w.pod(&b.inv_inertia_world.as_slice()[..n]);
+    w.pod(&b.gravity_scale.as_slice()[..n]);
+    w.pod(&b.move_scale.as_slice()[..n]);
+    w.pod(&b.force.as_slice()[..n]);
+    w.pod(&b.torque.as_slice()[..n]);
+    w.pod(&b.gravity_factor.as_slice()[..n]);
+    w.pod(&b.sleep_timer.as_slice()[..n]);
+    w.pod(&b.sleep_spheres.as_slice()[..n]);
+    w.pod(&b.sleep_next[..n]);
+    put_vec3(w, &b.aabb_min, n);
+    put_vec3(w, &b.aabb_max, n);
+    w.pod(&b.motion_type.as_slice()[..n]);
+    w.pod(&b.flags.as_slice()[..n]);
+    w.pod(&b.friction.as_slice()[..n]);
+    w.pod(&b.restitution.as_slice()[..n]);
+    w.pod(&b.linear_damping.as_slice()[..n]);
+    w.pod(&b.angular_damping.as_slice()[..n]);
+    w.pod(&b.user_data.as_slice()[..n]);
+    w.pod(&b.object_layer.as_slice()[..n]);
+    w.pod(&b.bounding_radius[..n]);
+    for s in &b.shape[..n] {
+        w.put(s);
+    }
+    w.pod(&b.added);
+    w.pod(&b.active);
+}
+
+/// A column of plain values, slots `0..n`, neutral beyond up to `clear_to`.
+fn column<T: bytemuck::Pod>(
+    r: &mut Reader,
+    n: usize,
+    clear_to: usize,
+    dst: Option<&mut Column<T>>,
+) -> Result<()> {
+    r.column_into(n, clear_to, dst, |_| true)
+}
+
+/// Reads the body table, into `dst` if given (else only checks it).
+pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<View> {
+    let bad = || PhysicsError::InvalidSnapshot;
+    let generation: Vec<u32> = r.pod_vec(r.max_bodies as usize)?;
+    let n = generation.len();
+    let free: Vec<u32> = r.pod_vec(n)?;
+    let mut live = vec![true; n];
+    for &f in &free {
+        let f = f as usize;
+        if f >= n || !core::mem::replace(&mut live[f], false) {
+            return Err(bad());
+        }
+    }
+    // slots the world used beyond the snapshot's go back to empty
+    let clear_to = dst.as_ref().map_or(n, |b| b.slots.high_water().max(n));
+    if let Some(b) = dst.as_deref_mut() {
+        b.slots.restore(&generation, &free).map_err(|_| bad())?;
+    }
+    macro_rules! col {
+        ($field:ident) => {
+            column(r, n, clear_to, dst.as_deref_mut().map(|b| &mut b.$field))?
+        };
+    }
+    macro_rules! vec3 {
+        ($field:ident) => {
+            vec3_into(r, n, clear_to, dst.as_deref_mut().map(|b| &mut b.$field))?
+        };
+    }
+    vec3!(position);
+    col!(rotation);
+    vec3!(linear_velocity);
+    vec3!(angular_velocity);
+    col!(inv_mass);
+    col!(inv_inertia_local);
+    col!(inv_inertia_world);
+    col!(gravity_scale);
+    col!(move_scale);
+    col!(force);
+    col!(torque);
+    col!(gravity_factor);
+    col!(sleep_timer);
+    col!(sleep_spheres);
+    let sleep_next: Vec<u32> = r.pod_vec(n)?;
+    if sleep_next.len() != n {
+        return Err(bad());
+    }
+    let sleeping_islands = count_rings(&sleep_next).ok_or_else(bad)?;
+    vec3!(aabb_min);
+    vec3!(aabb_max);
+    let motion = r.pod_bytes::<u8>(n, |&m| m <= 2)?;
+    let dynamic: Vec<bool> = motion.iter().map(|&m| m == 2).collect();
+    if let Some(b) = dst.as_deref_mut() {
+        let c = b.motion_type.as_mut_slice();
+        c[..n].copy_from_slice(motion);
+        c[n..clear_to].fill(crate::body::MotionType::Static as u8);
+    }
+    r.column_into(
+        n,
+        clear_to,
+        dst.as_deref_mut().map(|b| &mut b.flags),
+        |&f| f < 2 * flags::CONTACT_EVENTS,
+    )?;
+    col!(friction);
+    col!(restitution);
+    col!(linear_damping);
+    col!(angular_damping);
+    col!(user_data);
+    r.column_into(
+        n,
+        clear_to,
+        dst.as_deref_mut().map(|b| &mut b.object_layer),
+        |&l| l < crate::body::MAX_OBJECT_LAYERS,
+    )?;
+    r.pod_into(
+        n,
+        dst.as_deref_mut().map(|b| &mut b.bounding_radius[..]),
+        |_| true,
+    )?;
+    for i in 0..n {
+        let s: Shape = r.get()?;
+        if let Some(b) = dst.as_deref_mut() {
+            b.shape[i] = s;
+        }
+    }
+    let added: Vec<u32> = r.pod_vec(n)?;
+    let active: Vec<u32> = r.pod_vec(n)?;
+    for list in [&added, &active] {
+        let mut seen = vec![false; n];
+        for &s in list.iter() {
+            let s = s as usize;
+            if s >= n || !live[s] || core::mem::replace(&mut seen[s], true) {
+                return Err(bad());
+            }
+        }
+    }
+    let view = View {
+        generation,
+        live,
+        dynamic,
+    };
+    if let Some(b) = dst {
+        b.sleep_next[..n].copy_from_slice(&sleep_next);
+        b.sleep_next[n..clear_to].fill(NOT_LISTED);
+        b.sleeping_islands = sleeping_islands;
+        b.faulted[..clear_to].fill(false);
+        b.bounding_radius[n..clear_to].fill(0.0);
+        b.shape[n..clear_to].fill(PLACEHOLDER_SHAPE);
+        b.added_pos[..clear_to].fill(NOT_LISTED);
+        b.active_pos[..clear_to].fill(NOT_LISTED);
+        b.added.clear();
+        b.added.extend_from_slice(&added);
+        for (k, &s) in added.iter().enumerate() {
+            b.added_pos[s as usize] = k as u32;
+        }
+        b.active.clear();
+        b.active.extend_from_slice(&active);
+        b.active_ids.clear();
+        for (k, &s) in active.iter().enumerate() {
+            b.active_pos[s as usize] = k as u32;
+            b.active_ids.push(view.id(s, b.world));
+        }
+    }
+    Ok(view)
+}
+
+/// The number of sleep rings, if `next` links its listed slots into rings
+/// (every link to a listed slot, none twice: a permutation, so the links
+/// close into cycles).
+fn count_rings(next: &[u32]) -> Option<usize> {
+    let n = next.len();
+    let mut linked = vec![false; n];
+    for &t in next {
+        if t == NOT_LISTED {
+            continue;
+        }
+        let t = t as usize;
+        if t >= n || next[t] == NOT_LISTED || core::mem::replace(&mut linked[t], true) {
+            return None;
+        }
+    }
+    let mut rings = 0;
+    let mut seen = vec![false; n];
+    for start in 0..n {
+        if next[start] == NOT_LISTED || seen[start] {
+            continue;
+        }
+        rings += 1;
+        let mut i = start;
+        while !seen[i] {
+            seen[i] = true;
+            i = next[i] as usize;
+        }
+    }
+    Some(rings)
+}
