@@ -5,7 +5,8 @@
 //! large island; ragdolls: piling and falling asleep) on a
 //! 4-worker pool, stepped from inside the pool (see `update`'s docs for the
 //! one rayon allocation per 63 calls from outside), and of the pyramid on
-//! the serial executor and on a `std::thread::scope` job system.
+//! the serial executor and on a `std::thread::scope` job system; and
+//! `save_state` into a buffer with room allocates nothing either.
 
 #[path = "../examples/scoped_executor/scope_pool.rs"]
 mod scope_pool;
@@ -107,6 +108,21 @@ fn update_does_not_allocate_in_steady_state() {
         allocations_in_steady_state(scenes::pyramid(), scope, 10, 100, true)
     });
     assert_eq!(on_scope, 0, "pyramid on the std::thread::scope executor");
+    // Rollback networking saves every frame: into a buffer with room, a
+    // save allocates nothing either.
+    let (mut w, _) = scenes::pyramid().build(PhysicsSettings::default()).unwrap();
+    let mut snapshot = Vec::new();
+    for _ in 0..10 {
+        w.update(scenes::DT, 1, &SerialExecutor).unwrap();
+    }
+    w.save_state(&mut snapshot).unwrap();
+    snapshot.reserve(snapshot.len() / 4);
+    HEAP.start_counting();
+    for _ in 0..100 {
+        w.update(scenes::DT, 1, &SerialExecutor).unwrap();
+        w.save_state(&mut snapshot).unwrap();
+    }
+    assert_eq!(HEAP.stop_counting(), 0, "pyramid, update and save_state");
     // From outside the pool each update is one job injected into rayon's
     // global queue, which allocates a 63-slot block when one fills: at most
     // 2 blocks per 100 steps, nothing from the engine.
