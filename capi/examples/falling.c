@@ -1,6 +1,6 @@
 /* The archipelago C API from C: a floor, a stack of four boxes and a steel
  * ball thrown at it, 120 steps on a 2-worker pinned pool, then the poses
- * read back in one call. Prints each body's position as raw float bits
+ * read back in one call (after a rollback to a snapshot of step 60). Prints each body's position as raw float bits
  * (so a Rust test can check them to the last bit) and the state hash.
  *
  *   cc -std=c99 -I capi/include capi/examples/falling.c \
@@ -8,6 +8,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "archipelago.h"
@@ -56,10 +57,32 @@ int main(void) {
     ball.density = 7800.0f;
     CHECK(arch_body_create(world, &ball, &ids[4]));
 
+    /* 60 steps, a snapshot, 60 more; then roll back to the snapshot and
+     * step the 60 again: the same state, to the last bit. */
     ArchStepStats stats;
-    for (int s = 0; s < 120; s++) {
+    for (int s = 0; s < 60; s++) {
         CHECK(arch_world_update(world, 1.0f / 60.0f, 1, pool, &stats));
     }
+    size_t snapshot_len = 0;
+    if (arch_world_save_state(world, NULL, 0, &snapshot_len) != ARCH_BUFFER_TOO_SMALL) return 1;
+    unsigned char *snapshot = malloc(snapshot_len);
+    if (snapshot == NULL) return 1;
+    CHECK(arch_world_save_state(world, snapshot, snapshot_len, &snapshot_len));
+    for (int s = 60; s < 120; s++) {
+        CHECK(arch_world_update(world, 1.0f / 60.0f, 1, pool, &stats));
+    }
+    uint64_t first = arch_world_state_hash(world);
+    CHECK(arch_world_restore_state(world, snapshot, snapshot_len));
+    for (int s = 60; s < 120; s++) {
+        CHECK(arch_world_update(world, 1.0f / 60.0f, 1, pool, &stats));
+    }
+    printf("rollback: %zu-byte snapshot, %s\n", snapshot_len,
+           arch_world_state_hash(world) == first ? "same state_hash" : "DIFFERENT state_hash");
+    snapshot[snapshot_len / 2] ^= 1;
+    ArchResult corrupt = arch_world_restore_state(world, snapshot, snapshot_len);
+    printf("corrupted snapshot: %s\n", arch_result_message(corrupt));
+    if (corrupt != ARCH_INVALID_SNAPSHOT) return 1;
+    free(snapshot);
     ArchPose poses[5];
     CHECK(arch_copy_poses(world, ids, 5, poses));
     for (int k = 0; k < 5; k++) {

@@ -72,6 +72,9 @@ typedef enum {
   ARCH_QUERY_BUFFER_MISMATCH,
   ARCH_BUFFER_LENGTH_MISMATCH,
   ARCH_EXECUTOR_DID_NOT_RUN,
+  ARCH_INVALID_SNAPSHOT,
+  ARCH_SNAPSHOT_VERSION,
+  ARCH_SNAPSHOT_MISMATCH,
   /**
    * A NULL handle or pointer where one is required.
    */
@@ -84,6 +87,10 @@ typedef enum {
    * An enum argument out of its range, or a pool that could not start.
    */
   ARCH_INVALID_ARGUMENT = 102,
+  /**
+   * An output buffer is too small; the length it needs was written.
+   */
+  ARCH_BUFFER_TOO_SMALL = 103,
 } ArchResult;
 
 /**
@@ -275,6 +282,25 @@ ArchResult arch_copy_poses(const ArchWorld *world,
                            const ArchBodyId *ids,
                            size_t count,
                            ArchPose *out);
+
+/**
+ * Saves the world's state (`save_state`: everything that decides the
+ * next step) into `buffer` of `capacity` bytes and writes its length to
+ * `length`. A `buffer` too small (NULL with 0 asks for the size) gets
+ * `ARCH_BUFFER_TOO_SMALL` with the length it needs written, and nothing
+ * copied.
+ */
+ArchResult arch_world_save_state(ArchWorld *world,
+                                 uint8_t *buffer,
+                                 size_t capacity,
+                                 size_t *length);
+
+/**
+ * Restores a state `arch_world_save_state` wrote (`length` bytes at
+ * `bytes`). Refused with the world unchanged: `ARCH_INVALID_SNAPSHOT`,
+ * `ARCH_SNAPSHOT_VERSION`, `ARCH_SNAPSHOT_MISMATCH`.
+ */
+ArchResult arch_world_restore_state(ArchWorld *world, const uint8_t *bytes, size_t length);
 
 /**
  * Bodies in the world (added or not).

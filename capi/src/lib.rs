@@ -64,12 +64,17 @@ pub enum ArchResult {
     ARCH_QUERY_BUFFER_MISMATCH,
     ARCH_BUFFER_LENGTH_MISMATCH,
     ARCH_EXECUTOR_DID_NOT_RUN,
+    ARCH_INVALID_SNAPSHOT,
+    ARCH_SNAPSHOT_VERSION,
+    ARCH_SNAPSHOT_MISMATCH,
     /// A NULL handle or pointer where one is required.
     ARCH_NULL_POINTER = 100,
     /// The kernel panicked; caught at the boundary.
     ARCH_PANIC = 101,
     /// An enum argument out of its range, or a pool that could not start.
     ARCH_INVALID_ARGUMENT = 102,
+    /// An output buffer is too small; the length it needs was written.
+    ARCH_BUFFER_TOO_SMALL = 103,
 }
 
 impl From<PhysicsError> for ArchResult {
@@ -108,6 +113,9 @@ impl From<PhysicsError> for ArchResult {
             PhysicsError::QueryBufferMismatch => ARCH_QUERY_BUFFER_MISMATCH,
             PhysicsError::BufferLengthMismatch => ARCH_BUFFER_LENGTH_MISMATCH,
             PhysicsError::ExecutorDidNotRun => ARCH_EXECUTOR_DID_NOT_RUN,
+            PhysicsError::InvalidSnapshot => ARCH_INVALID_SNAPSHOT,
+            PhysicsError::SnapshotVersion => ARCH_SNAPSHOT_VERSION,
+            PhysicsError::SnapshotMismatch => ARCH_SNAPSHOT_MISMATCH,
         }
     }
 }
@@ -211,6 +219,8 @@ pub struct ArchStepStats {
 /// A world (opaque).
 pub struct ArchWorld {
     world: PhysicsSystem,
+    /// Where `arch_world_save_state` writes before copying out.
+    snapshot: Vec<u8>,
 }
 
 /// A pinned worker pool (opaque).
@@ -321,7 +331,10 @@ pub unsafe extern "C" fn arch_world_create(
             };
         }
         let world = PhysicsSystem::new(caps, PhysicsSettings::default())?;
-        *out = Box::into_raw(Box::new(ArchWorld { world }));
+        *out = Box::into_raw(Box::new(ArchWorld {
+            world,
+            snapshot: Vec::new(),
+        }));
         Ok(())
     })
 }
@@ -543,6 +556,55 @@ pub unsafe extern "C" fn arch_copy_poses(
     })
 }
 
+/// Saves the world's state (`save_state`: everything that decides the
+/// next step) into `buffer` of `capacity` bytes and writes its length to
+/// `length`. A `buffer` too small (NULL with 0 asks for the size) gets
+/// `ARCH_BUFFER_TOO_SMALL` with the length it needs written, and nothing
+/// copied.
+#[no_mangle]
+pub unsafe extern "C" fn arch_world_save_state(
+    world: *mut ArchWorld,
+    buffer: *mut u8,
+    capacity: usize,
+    length: *mut usize,
+) -> ArchResult {
+    guard(|| {
+        let (w, length) = unsafe { (must_mut(world)?, must_mut(length)?) };
+        let ArchWorld { world, snapshot } = w;
+        let n = world.save_state(snapshot)?;
+        *length = n;
+        if capacity < n {
+            return Err(ArchResult::ARCH_BUFFER_TOO_SMALL);
+        }
+        if buffer.is_null() {
+            return Err(ArchResult::ARCH_NULL_POINTER);
+        }
+        // SAFETY: the caller passes a buffer of `capacity` >= n bytes.
+        unsafe { std::slice::from_raw_parts_mut(buffer, n) }.copy_from_slice(snapshot);
+        Ok(())
+    })
+}
+
+/// Restores a state `arch_world_save_state` wrote (`length` bytes at
+/// `bytes`). Refused with the world unchanged: `ARCH_INVALID_SNAPSHOT`,
+/// `ARCH_SNAPSHOT_VERSION`, `ARCH_SNAPSHOT_MISMATCH`.
+#[no_mangle]
+pub unsafe extern "C" fn arch_world_restore_state(
+    world: *mut ArchWorld,
+    bytes: *const u8,
+    length: usize,
+) -> ArchResult {
+    guard(|| {
+        let w = unsafe { must_mut(world) }?;
+        if bytes.is_null() {
+            return Err(ArchResult::ARCH_NULL_POINTER);
+        }
+        // SAFETY: the caller passes `length` readable bytes.
+        let s = unsafe { std::slice::from_raw_parts(bytes, length) };
+        Ok(w.world.restore_state(s)?)
+    })
+}
+
 /// Bodies in the world (added or not).
 #[no_mangle]
 pub unsafe extern "C" fn arch_world_num_bodies(world: *const ArchWorld) -> usize {
@@ -559,7 +621,7 @@ pub unsafe extern "C" fn arch_world_state_hash(world: *const ArchWorld) -> u64 {
 
 /// Every kernel error, for the messages (`From<PhysicsError>` above maps
 /// each to its code; a test checks the two lists agree).
-const ALL_ERRORS: [PhysicsError; 32] = {
+const ALL_ERRORS: [PhysicsError; 35] = {
     use PhysicsError::*;
     [
         InvalidPosition,
@@ -594,6 +656,9 @@ const ALL_ERRORS: [PhysicsError; 32] = {
         QueryBufferMismatch,
         BufferLengthMismatch,
         ExecutorDidNotRun,
+        InvalidSnapshot,
+        SnapshotVersion,
+        SnapshotMismatch,
     ]
 };
 
@@ -615,6 +680,10 @@ pub extern "C" fn arch_result_message(code: i32) -> *const std::ffi::c_char {
             (
                 ArchResult::ARCH_INVALID_ARGUMENT,
                 "an argument is out of its range",
+            ),
+            (
+                ArchResult::ARCH_BUFFER_TOO_SMALL,
+                "the output buffer is too small (the length it needs was written)",
             ),
         ];
         let kernel = ALL_ERRORS

@@ -33,17 +33,19 @@ fn the_committed_header_is_cbindgens() {
     }
 }
 
-/// The static library next to this test's binary (`target/<profile>/`).
+/// The static library next to this test's binary (`target/<profile>/`
+/// or its `deps/`): the newer of the two, since `cargo test` rebuilds the
+/// one in `deps/` and leaves an older `cargo build`'s copy beside it.
 fn static_lib() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let profile_dir = exe.parent().unwrap().parent().unwrap();
-    for dir in [profile_dir.to_path_buf(), profile_dir.join("deps")] {
-        let p = dir.join("libarchipelago_capi.a");
-        if p.exists() {
-            return p;
-        }
-    }
-    panic!("no libarchipelago_capi.a in {}", profile_dir.display());
+    [profile_dir.to_path_buf(), profile_dir.join("deps")]
+        .into_iter()
+        .map(|dir| dir.join("libarchipelago_capi.a"))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
+        .unwrap_or_else(|| panic!("no libarchipelago_capi.a in {}", profile_dir.display()))
 }
 
 /// The C example's scene through the Rust API: (positions, state hash).
@@ -144,7 +146,12 @@ fn the_c_example_prints_what_rust_computes() {
     for (i, p) in positions[..4].iter().enumerate() {
         assert!((p.y - (0.5 + i as f32)).abs() < 0.05, "box {i} at {p}");
     }
+    assert!(
+        stdout.contains("-byte snapshot, same state_hash"),
+        "the C rollback did not reproduce the state"
+    );
     for refused in [
+        "corrupted snapshot: the snapshot is truncated, corrupted or malformed",
         "stale id: unknown or stale body id",
         "null output: a required pointer is NULL",
     ] {
