@@ -80,7 +80,7 @@ pub use limits::{
 };
 pub use math::{Mat3, Quat, Vec3};
 /// The pool type `update` runs on.
-pub use query::{QueryFilter, Ray, RayHit};
+pub use query::{QueryFilter, Ray, RayHit, ShapeCastHit};
 pub use rayon::ThreadPool;
 pub use settings::{Capacities, PhysicsSettings, SimdPath, SolverWidth};
 pub use shape::Shape;

@@ -206,6 +206,29 @@ fn main() {
             batched[0] / batched[1]
         );
     }
+    // shape casts: a character-sized capsule along the first rays
+    let capsule = archipelago::Shape::capsule(0.3, 0.2).expect("capsule");
+    let casts = &rays[..rays.len().min(20_000)];
+    let mut best = f64::MAX;
+    let mut n = 0;
+    for _ in 0..runs {
+        let t = Instant::now();
+        n = casts
+            .iter()
+            .filter(|r| {
+                world
+                    .cast_shape(&capsule, Quat::IDENTITY, r, &f)
+                    .expect("cast")
+                    .is_some()
+            })
+            .count();
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "cast_shape (capsule 0.3/0.2 m), 1 thread: {:.2} M casts/s, {n} of {} hit",
+        casts.len() as f64 / best / 1e6,
+        casts.len()
+    );
     #[cfg(feature = "rapier")]
     {
         let rapier = rapier_rays::World::new(&world, &ids);

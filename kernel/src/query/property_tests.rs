@@ -128,6 +128,9 @@ fn brute_sets(
 
 /// Checks `rays` random rays, boxes, points and shapes; returns (closest
 /// hits, bodies touched by the shapes).
+/// Shape casts that hit something (checked against the loop over bodies).
+static CAST_HITS: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
 fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -> (usize, usize) {
     let pred = |id: BodyId| id.index() % 7 != 3;
     let filters = [
@@ -186,6 +189,38 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
             .unwrap();
         assert_eq!(out, touching, "shape {k}");
         shapes_touching += touching.len();
+        // a shape cast from where the ray starts, along it
+        let cast = random_shape(r);
+        let turn = r.quat();
+        let me = super::sweep::Core::new(
+            cast,
+            ray.origin(),
+            crate::body::checked_rotation(turn).unwrap(),
+        );
+        let mut expect: Option<(f32, usize)> = None;
+        for &s in &w.bodies.added {
+            let s = s as usize;
+            if !w.passes(s, f) {
+                continue;
+            }
+            let b = &w.bodies;
+            let other = super::sweep::Core::new(b.shape[s], b.pos(s), b.rot(s));
+            if let Some(i) = super::sweep::cast(&me, ray.direction(), ray.max_distance(), &other) {
+                if expect.is_none_or(|(d, e)| i.distance < d || (i.distance == d && s < e)) {
+                    expect = Some((i.distance, s));
+                }
+            }
+        }
+        let got = w.cast_shape(&cast, turn, &ray, f).unwrap();
+        assert_eq!(
+            got.map(|h| (h.distance, h.body)),
+            expect.map(|(d, s)| (d, w.bodies.id_of(s))),
+            "shape cast {k}"
+        );
+        CAST_HITS.fetch_add(
+            got.is_some() as usize,
+            core::sync::atomic::Ordering::Relaxed,
+        );
     }
     (hits, shapes_touching)
 }
@@ -299,6 +334,9 @@ fn queries_equal_a_loop_over_every_body() {
         "shapes touched bodies: {touched_by_shapes}"
     );
     assert!(total_hits > 1500, "the rays hit something: {total_hits}");
+    let casts = CAST_HITS.load(core::sync::atomic::Ordering::Relaxed);
+    println!("shape casts that hit: {casts}");
+    assert!(casts > 1000, "the shape casts hit something: {casts}");
     assert!(
         sleepers_woken > 20,
         "boxes touched sleepers: {sleepers_woken}"
@@ -394,6 +432,16 @@ fn bad_rays_and_boxes_are_refused() {
         Err(InvalidRotation)
     );
     assert_eq!(w.overlap_shape(&ball, o, q, &f, &mut out), Ok(0));
+    // shape casts: the shape and rotation checked as above, the path as a
+    // ray, and a start beyond the world's coordinates
+    assert_eq!(
+        w.cast_shape(&Shape::Sphere { radius: 0.0 }, q, &r, &f),
+        Err(InvalidShape)
+    );
+    assert_eq!(w.cast_shape(&ball, q * 0.5, &r, &f), Err(InvalidRotation));
+    let far = Ray::new(Vec3::splat(1e9), Vec3::X, 1.0).unwrap();
+    assert_eq!(w.cast_shape(&ball, q, &far, &f), Err(InvalidPosition));
+    assert_eq!(w.cast_shape(&ball, q, &r, &f), Ok(None));
 }
 
 #[test]
