@@ -15,7 +15,9 @@ use crate::body::Bodies;
 use crate::body_pair_cache::{carry, Apart, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{sat_of_boxes, BoxPairs, Verdict};
-use crate::collide::{box_contact, collide, ContactPoints, Obb, Placed, Points, MAX_POINTS};
+use crate::collide::{
+    box_contact_or_edge, collide, ContactPoints, Obb, Placed, Points, MAX_POINTS,
+};
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
 use crate::math::{rotate, Vec3};
@@ -472,7 +474,7 @@ fn collide_boxes(
             }
             Verdict::Touching(f) => {
                 let (a, b) = tested.unwrap_or_else(boxes);
-                let c = box_contact(&a, &b, f, max_separation);
+                let c = box_contact_or_edge(&a, &b, &sat, f, max_separation);
                 let sensor = is_sensor(bodies, pairs[k]);
                 record(&mut slots[k], p, sensor, c, Apart::UNKNOWN, cached);
             }

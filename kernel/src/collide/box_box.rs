@@ -75,10 +75,33 @@ pub(crate) fn collide_box_box(
     max_separation: f32,
 ) -> Option<ContactPoints> {
     let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
-    match sat_of_boxes(&a, &b, max_separation).verdict() {
+    let sat = sat_of_boxes(&a, &b, max_separation);
+    match sat.verdict() {
         Verdict::Separated => None,
-        Verdict::Touching(f) => contact(&a, &b, f, max_separation),
+        Verdict::Touching(f) => contact_or_edge(&a, &b, &sat, f, max_separation),
     }
+}
+
+/// [`contact`] of the chosen feature, or of the best edge pair when a
+/// face was chosen and its clipping kept no point. The face bias
+/// ([`EDGE_TOLERANCE`]) picks a face even where the boxes overlap edge to
+/// edge by less than the bias; there the incident face can lie wholly
+/// outside the reference face's side planes, and without this the pair
+/// would get no contact at all while the boxes interpenetrate (found by
+/// the shape-cast tests: two boxes 2 mm deep edge to edge, no contact
+/// even at 5 cm of speculative distance).
+pub(crate) fn contact_or_edge(
+    a: &Obb,
+    b: &Obb,
+    sat: &super::box_box_sat::Sat<f32>,
+    feature: Feature,
+    max_separation: f32,
+) -> Option<ContactPoints> {
+    let c = contact(a, b, feature, max_separation);
+    if c.is_some() || matches!(feature, Feature::Edge(..)) {
+        return c;
+    }
+    contact(a, b, sat.edge_feature()?, max_separation)
 }
 
 /// The contact of box A and box B from the `feature` the separating-axis
@@ -357,6 +380,47 @@ fn edge_contact(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boxes_overlapping_edge_to_edge_get_a_contact_under_the_face_bias() {
+        // 1.95 mm deep along A's y edge × B's x edge; B's y face overlaps
+        // by 4.6 mm, within the bias, so the face is chosen, and clipping
+        // its incident face keeps nothing (poses from a shape-cast test)
+        let (pa, qa, ha) = (
+            Vec3::new(0.43149376, 0.6974056, -1.125886),
+            Quat::from_xyzw(-0.40974882, -0.63722813, -0.23637562, 0.60841835),
+            Vec3::new(0.4219929, 0.5019006, 0.21963468),
+        );
+        let (pb, qb, hb) = (
+            Vec3::ZERO,
+            Quat::from_xyzw(-0.49638194, -0.20804249, -0.6278093, -0.56229776),
+            Vec3::new(0.37979043, 0.673187, 0.1891784),
+        );
+        let (a, b) = (Obb::new(pa, qa, ha), Obb::new(pb, qb, hb));
+        let sat = sat_of_boxes(&a, &b, 0.0);
+        let Verdict::Touching(f) = sat.verdict() else {
+            panic!("the boxes overlap");
+        };
+        assert!(matches!(f, Feature::FaceB(_)), "{f:?}");
+        assert!(
+            contact(&a, &b, f, 0.05).is_none(),
+            "the face alone finds nothing"
+        );
+        let c = collide_box_box(pa, qa, ha, pb, qb, hb, 0.0).expect("a contact");
+        assert_eq!(c.count, 1);
+        assert!(
+            (c.separation(0) + 1.95e-3).abs() < 1e-4,
+            "{}",
+            c.separation(0)
+        );
+        let axis = a.u[1].cross(b.u[0]).normalize();
+        assert!(
+            c.normal.dot(axis).abs() > 0.9999,
+            "{:?} vs {axis:?}",
+            c.normal
+        );
+        assert!(c.normal.dot(pb - pa) > 0.0, "from A to B");
+    }
 
     #[test]
     fn cube_resting_on_floor_gets_four_points() {

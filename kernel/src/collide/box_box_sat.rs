@@ -172,6 +172,14 @@ impl Sat<f32> {
         Verdict::Touching(feature)
     }
 
+    /// The best edge pair as a feature, if any pair qualified: what a face
+    /// the bias chose falls back to when its clipping keeps no point.
+    #[inline]
+    pub fn edge_feature(&self) -> Option<Feature> {
+        let ij = self.best_edge.1 as usize;
+        (self.best_edge.0 > f32::NEG_INFINITY).then_some(Feature::Edge(ij / 3, ij % 3))
+    }
+
     /// The separations along the best face axis of A and of B (m).
     pub fn face_separations(&self) -> (f32, f32) {
         (self.best_a.0, self.best_b.0)

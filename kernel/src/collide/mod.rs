@@ -12,7 +12,7 @@ mod sphere;
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
 
-pub(crate) use box_box::{collide_box_box, contact as box_contact, Obb};
+pub(crate) use box_box::{collide_box_box, contact_or_edge as box_contact_or_edge, Obb};
 
 pub(crate) use capsule::{collide_capsule_box, collide_capsule_capsule};
 pub(crate) use sphere::{collide_sphere_box, collide_sphere_capsule, collide_sphere_sphere};
