@@ -101,9 +101,14 @@ impl PhysicsSystem {
     /// [`StepStats`](crate::StepStats) (reset) and trace. The header holds
     /// a format version, the byte order, the length and a 64-bit checksum.
     ///
-    /// Size: ~370 bytes per body up to the slot high-water mark, ~170 per
-    /// candidate pair of the last step, ~110 per contact manifold (twice:
-    /// the last manifolds and the warm-start cache), ~180 per joint.
+    /// Size, measured: ~276 bytes per body slot up to the high-water mark,
+    /// ~360 per touching pair (its body-pair cache record and its
+    /// manifold), ~57 per candidate pair that did not touch, ~99 per
+    /// warm-start entry; a joint is its settings and ten impulses (~170 by
+    /// the format). The pyramid after 100 steps
+    /// (1,241 bodies, 8,555 pairs, 7,393 manifolds) is 3.8 MB, saved in
+    /// ~1.1 ms and restored in ~3.1 ms on the 2-core build machine
+    /// (`examples/snapshot_cost.rs`).
     pub fn save_state(&self, out: &mut Vec<u8>) -> Result<usize> {
         if self.poisoned {
             return Err(PhysicsError::Poisoned);
