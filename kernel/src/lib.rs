@@ -60,6 +60,7 @@ mod trace;
 pub use body::{
     BodyCreationSettings, BodyId, MassSpec, MotionType, MAX_OBJECT_LAYERS, ROTATION_NORM_TOLERANCE,
 };
+pub use broadphase::auto::{MBP_FROM_MOVING, SAP_BELOW_MOVING};
 pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};
 pub use broadphase::{BroadPhaseKind, LayerFilter};
 pub use bulk::{KinematicTarget, Pose};

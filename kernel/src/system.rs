@@ -745,10 +745,12 @@ impl PhysicsSystem {
 
     // ---- broad phase ----
 
-    /// Adds an MBP region; returns its id (MBP worlds only).
+    /// Adds an MBP region; returns its id (worlds of
+    /// [`BroadPhaseKind::Mbp`](crate::BroadPhaseKind::Mbp) only: a fitted
+    /// grid and `Auto` place their own).
     pub fn add_broad_phase_region(&mut self, min: Vec3, max: Vec3) -> Result<u32> {
         match &mut self.broad {
-            AnyBroadPhase::Mbp(m) => m.add_region(min, max),
+            AnyBroadPhase::Mbp(m) if !m.is_fitted() => m.add_region(min, max),
             _ => Err(PhysicsError::InvalidBroadPhaseRegions),
         }
     }
@@ -756,7 +758,7 @@ impl PhysicsSystem {
     /// Removes an MBP region by id (MBP worlds only).
     pub fn remove_broad_phase_region(&mut self, id: u32) -> Result<()> {
         match &mut self.broad {
-            AnyBroadPhase::Mbp(m) => m.remove_region(id),
+            AnyBroadPhase::Mbp(m) if !m.is_fitted() => m.remove_region(id),
             _ => Err(PhysicsError::InvalidBroadPhaseRegions),
         }
     }
@@ -783,14 +785,12 @@ impl PhysicsSystem {
     /// Bodies outside every MBP region at the last update (empty for other
     /// broad phases). They are still collided, by brute force.
     pub fn out_of_bounds_bodies(&self) -> Vec<BodyId> {
-        match &self.broad {
-            AnyBroadPhase::Mbp(m) => m
-                .out_of_bounds()
+        self.broad.mbp().map_or_else(Vec::new, |m| {
+            m.out_of_bounds()
                 .iter()
                 .map(|&i| self.bodies.id_of(i as usize))
-                .collect(),
-            _ => Vec::new(),
-        }
+                .collect()
+        })
     }
 
     // ---- results ----

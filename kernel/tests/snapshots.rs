@@ -269,3 +269,28 @@ fn corrupted_snapshots_are_refused_and_change_nothing() {
     world.restore_state(&good).unwrap();
     same(&save(&world), &good, "the good one");
 }
+
+/// The broad phases that place their own grid (or choose their own
+/// structure) are rebuilt on restore like SAP: the same continuation.
+#[test]
+fn rollback_with_the_fitted_and_automatic_broad_phases() {
+    for kind in [
+        BroadPhaseKind::MbpFitted { subdivisions: 8 },
+        BroadPhaseKind::Auto,
+    ] {
+        let scene = scenes::rain();
+        let settings = PhysicsSettings {
+            broad_phase: kind,
+            ..PhysicsSettings::default()
+        };
+        let (mut world, ids) = scene.build(settings).unwrap();
+        run(&mut world, &scene, &ids, 0, 60);
+        let snapshot = save(&world);
+        run(&mut world, &scene, &ids, 60, 30);
+        let (hash, after) = (world.state_hash(), save(&world));
+        world.restore_state(&snapshot).unwrap();
+        run(&mut world, &scene, &ids, 60, 30);
+        assert_eq!(world.state_hash(), hash, "{kind:?}");
+        same(&save(&world), &after, &format!("{kind:?}"));
+    }
+}

@@ -265,9 +265,25 @@ pub(crate) struct Mbp {
     /// one region then overlaps no other, so a move that keeps it inside
     /// skips the scan over all regions.
     regions_disjoint: bool,
+    /// [`BroadPhaseKind::MbpFitted`](super::BroadPhaseKind::MbpFitted):
+    /// the grid's subdivisions, the grid fitted to the bodies (see
+    /// [`Mbp::fit_grid`]).
+    fit: Option<u32>,
+    /// Times the grid was fitted.
+    pub fits: u32,
 }
 
 const NOT_PROXY: u32 = u32::MAX;
+
+/// A fitted grid is fitted again when more bodies than this (or than 1 in
+/// 64 of its bodies) are outside it: each out-of-bounds body is tested
+/// against every body, so a few are cheap and many are not.
+const FIT_OUT_OF_BOUNDS: usize = 64;
+/// Room a fitted grid leaves around the bodies' bounds, as a share of
+/// their extent per axis, plus [`FIT_MARGIN`] (m): a heap spreads, debris
+/// flies; refits stay rare.
+const FIT_GROWTH: f32 = 0.25;
+const FIT_MARGIN: f32 = 2.0;
 
 impl Mbp {
     pub fn new(settings: &MbpSettings, max_bodies: usize, max_pairs: usize) -> Result<Self> {
@@ -286,6 +302,8 @@ impl Mbp {
             reporter: KeyReport::new(max_pairs),
             overflowed: 0,
             regions_disjoint: true,
+            fit: None,
+            fits: 0,
         };
         for (lo, hi) in bounds {
             mbp.add_region(lo, hi)?;
@@ -293,9 +311,84 @@ impl Mbp {
         Ok(mbp)
     }
 
+    /// An MBP whose `subdivisions × subdivisions` grid is fitted to the
+    /// bodies' bounds at its first update with bodies, and fitted again
+    /// when too many leave it (`1..=16` subdivisions, else
+    /// `InvalidBroadPhaseRegions`).
+    pub fn fitted(subdivisions: u32, max_bodies: usize, max_pairs: usize) -> Result<Self> {
+        // any valid bounds: the regions are replaced before the first use
+        let mut mbp = Self::new(
+            &MbpSettings {
+                world_min: Vec3::ZERO,
+                world_max: Vec3::ONE,
+                subdivisions,
+            },
+            max_bodies,
+            max_pairs,
+        )?;
+        for r in &mut mbp.regions {
+            *r = Region::default();
+        }
+        mbp.fit = Some(subdivisions);
+        Ok(mbp)
+    }
+
+    /// Whether the grid is fitted by the broad phase itself (no region
+    /// calls).
+    pub fn is_fitted(&self) -> bool {
+        self.fit.is_some()
+    }
+
+    /// Fits the grid to the added bodies' boxes (grown by [`FIT_GROWTH`]
+    /// and [`FIT_MARGIN`]): when it has no region yet, or when more than
+    /// [`FIT_OUT_OF_BOUNDS`] bodies (or 1 in 64) were outside it at the
+    /// last update. The bounds depend only on the boxes, so the grid is the
+    /// same on every run and thread count; the pairs never depend on it.
+    fn fit_grid_if_needed(&mut self, bodies: &Bodies) {
+        let Some(subdivisions) = self.fit else {
+            return;
+        };
+        let live = self.regions.iter().any(|r| r.live);
+        let limit = FIT_OUT_OF_BOUNDS.max(self.proxies.len() / 64);
+        if (live && self.out_of_bounds.len() <= limit) || bodies.added.is_empty() {
+            return;
+        }
+        let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
+        for &s in &bodies.added {
+            lo = lo.min(Vec3::from_array(bodies.aabb_min.get(s as usize)));
+            hi = hi.max(Vec3::from_array(bodies.aabb_max.get(s as usize)));
+        }
+        let grow = (hi - lo) * FIT_GROWTH + Vec3::splat(FIT_MARGIN);
+        let grid = MbpSettings {
+            world_min: lo - grow,
+            world_max: hi + grow,
+            subdivisions,
+        };
+        let Ok(bounds) = grid.regions() else {
+            return; // boxes beyond f32 range: keep what there is
+        };
+        for r in &mut self.regions {
+            *r = Region::default();
+        }
+        for k in 0..self.proxies.len() {
+            self.membership[self.proxies[k] as usize] = [0; 4];
+        }
+        for (lo, hi) in bounds {
+            let _ = self.insert_region(lo, hi);
+        }
+        self.remember_all_moved();
+        self.fits += 1;
+    }
+
     /// Adds a region; returns its id. Memberships are recomputed at the next
     /// update.
     pub fn add_region(&mut self, min: Vec3, max: Vec3) -> Result<u32> {
+        let id = self.insert_region(min, max)?;
+        self.remember_all_moved();
+        Ok(id)
+    }
+
+    fn insert_region(&mut self, min: Vec3, max: Vec3) -> Result<u32> {
         if !(min.is_finite() && max.is_finite() && max.cmpgt(min).all()) {
             return Err(PhysicsError::InvalidBroadPhaseRegions);
         }
@@ -314,7 +407,6 @@ impl Mbp {
             static_dirty: true,
             ..Region::default()
         };
-        self.remember_all_moved();
         Ok(id as u32)
     }
 
@@ -546,6 +638,9 @@ impl BroadPhase for Mbp {
     /// Files the queued changes, then finds every region's pairs (regions
     /// in parallel) and merges them in region order.
     fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
+        if self.fit.is_some() {
+            ctx.serial("mbp fit", || self.fit_grid_if_needed(bodies));
+        }
         ctx.serial("mbp changes", || self.apply_queue(bodies));
         ctx.par_chunks_mut("mbp regions", &mut self.regions, 1, |_, r| {
             if r[0].live {

@@ -15,6 +15,7 @@
 //! collide) and come out sorted by (lower slot, higher slot), the order the
 //! narrow phase consumes, so results never depend on how pairs were found.
 
+pub(crate) mod auto;
 pub(crate) mod brute_force;
 pub(crate) mod mbp;
 pub(crate) mod pair_manager;
@@ -305,6 +306,17 @@ pub enum BroadPhaseKind {
     /// Multi box pruning over a grid of regions: best when most bodies move
     /// and for bulk insertion.
     Mbp(mbp::MbpSettings),
+    /// MBP over a `subdivisions × subdivisions` grid (`1..=16`) fitted to
+    /// the bodies' bounds at the first update, and fitted again when more
+    /// than 64 bodies (or 1 in 64) are outside it: MBP without knowing the
+    /// world's bounds. No region calls.
+    MbpFitted { subdivisions: u32 },
+    /// SAP while fewer than [`MBP_FROM_MOVING`](crate::MBP_FROM_MOVING)
+    /// bodies are awake, MBP over a fitted 8 × 8 grid from there, back to
+    /// SAP below [`SAP_BELOW_MOVING`](crate::SAP_BELOW_MOVING); chosen at
+    /// each collision step from the awake count (deterministic), the same
+    /// pairs either way. Both structures are allocated. No region calls.
+    Auto,
     /// All pairs, O(N²): the reference the others are tested against.
     BruteForce,
 }
@@ -313,6 +325,7 @@ pub enum BroadPhaseKind {
 pub(crate) enum AnyBroadPhase {
     Sap(Box<sap::Sap>),
     Mbp(Box<mbp::Mbp>),
+    Auto(Box<auto::AutoBroadPhase>),
     BruteForce(BruteForce),
 }
 
@@ -330,14 +343,32 @@ impl AnyBroadPhase {
             BroadPhaseKind::Mbp(s) => {
                 Self::Mbp(Box::new(mbp::Mbp::new(s, max_bodies, persistent)?))
             }
+            BroadPhaseKind::MbpFitted { subdivisions } => Self::Mbp(Box::new(mbp::Mbp::fitted(
+                *subdivisions,
+                max_bodies,
+                persistent,
+            )?)),
+            BroadPhaseKind::Auto => {
+                Self::Auto(Box::new(auto::AutoBroadPhase::new(max_bodies, persistent)?))
+            }
             BroadPhaseKind::BruteForce => Self::BruteForce(BruteForce),
         })
+    }
+
+    /// The MBP in use, if any (for region calls and out-of-bounds lists).
+    pub fn mbp(&self) -> Option<&mbp::Mbp> {
+        match self {
+            Self::Mbp(m) => Some(m),
+            Self::Auto(a) if a.on_mbp() => Some(a.mbp()),
+            _ => None,
+        }
     }
 
     fn inner(&mut self) -> &mut dyn BroadPhase {
         match self {
             Self::Sap(b) => b.as_mut(),
             Self::Mbp(b) => b.as_mut(),
+            Self::Auto(b) => b.as_mut(),
             Self::BruteForce(b) => b,
         }
     }
@@ -358,6 +389,7 @@ impl AnyBroadPhase {
         match self {
             Self::Sap(b) => b.has_pending(),
             Self::Mbp(b) => b.has_pending(),
+            Self::Auto(b) => b.has_pending(),
             Self::BruteForce(b) => b.has_pending(),
         }
     }

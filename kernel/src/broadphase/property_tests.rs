@@ -65,6 +65,18 @@ fn pairs_of(w: &mut PhysicsSystem, oracle: bool) -> Vec<BodyPair> {
 /// Runs one random scene through `steps` rounds of changes, checking the
 /// broad phase against the oracle after each.
 fn check_scene(kind: BroadPhaseKind, seed: u64, n: usize, steps: usize) {
+    check_scene_with(kind, seed, n, steps, |_| {});
+}
+
+/// [`check_scene`], with `tweak` applied to the world before every round;
+/// returns the world at the end.
+fn check_scene_with(
+    kind: BroadPhaseKind,
+    seed: u64,
+    n: usize,
+    steps: usize,
+    tweak: impl Fn(&mut PhysicsSystem),
+) -> PhysicsSystem {
     let mut rng = Rng(seed);
     let world = 10.0 + (n as f32).cbrt() * 3.0;
     let mut settings = PhysicsSettings {
@@ -87,6 +99,7 @@ fn check_scene(kind: BroadPhaseKind, seed: u64, n: usize, steps: usize) {
         })
         .collect();
     for step in 0..steps {
+        tweak(&mut w);
         let got = pairs_of(&mut w, false);
         let want = pairs_of(&mut w, true);
         assert_eq!(
@@ -148,6 +161,7 @@ fn check_scene(kind: BroadPhaseKind, seed: u64, n: usize, steps: usize) {
             }
         }
     }
+    w
 }
 
 fn mbp() -> BroadPhaseKind {
@@ -230,6 +244,104 @@ fn mbp_matches_the_oracle_on_random_scenes() {
     check_scene(mbp(), 199, 5000, 6);
 }
 
+/// A grid fitted to the bodies matches the oracle; it is fitted at the
+/// first update, and again when more than 64 (or 1 in 64) bodies are out
+/// of it.
+#[test]
+fn fitted_mbp_matches_the_oracle_on_random_scenes() {
+    let fitted = BroadPhaseKind::MbpFitted { subdivisions: 4 };
+    let mut fits = 0;
+    // (teleports land within 1.3 times the scene: inside the fitted grid)
+    for (seed, &n) in [1usize, 2, 3, 10, 50, 200, 1000, 3000].iter().enumerate() {
+        let w = check_scene_with(fitted, 300 + seed as u64, n, 40, |_| {});
+        let crate::broadphase::AnyBroadPhase::Mbp(m) = &w.broad else {
+            panic!("a fitted MBP");
+        };
+        assert!(m.fits >= 1, "n {n}: fitted at the first update");
+        fits += m.fits;
+    }
+    assert!(fits >= 8, "{fits}");
+    // bodies thrown far outside the grid: it is fitted again around them
+    let mut rng = Rng(9);
+    let mut w = PhysicsSystem::new(
+        Capacities::default(),
+        PhysicsSettings {
+            broad_phase: fitted,
+            ..PhysicsSettings::default()
+        },
+    )
+    .unwrap();
+    let ids: Vec<BodyId> = (0..1000)
+        .map(|_| w.create_and_add_body(&random_body(&mut rng, 20.0)).unwrap())
+        .collect();
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    for &id in &ids[..100] {
+        let far = Vec3::new(
+            rng.f(200.0, 300.0),
+            rng.f(-50.0, 50.0),
+            rng.f(-300.0, -200.0),
+        );
+        w.set_position(id, far).unwrap();
+    }
+    // the first update finds them outside, the next fits the grid again
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    assert_eq!(w.out_of_bounds_bodies().len(), 100);
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    assert!(w.out_of_bounds_bodies().is_empty());
+    let crate::broadphase::AnyBroadPhase::Mbp(m) = &w.broad else {
+        panic!("a fitted MBP");
+    };
+    assert_eq!(m.fits, 2);
+    // region calls are refused: the grid is the broad phase's own
+    let mut w = PhysicsSystem::new(
+        Capacities::default(),
+        PhysicsSettings {
+            broad_phase: fitted,
+            ..PhysicsSettings::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        w.add_broad_phase_region(Vec3::ZERO, Vec3::ONE),
+        Err(crate::error::PhysicsError::InvalidBroadPhaseRegions)
+    );
+    let bad = PhysicsSettings {
+        broad_phase: BroadPhaseKind::MbpFitted { subdivisions: 17 },
+        ..PhysicsSettings::default()
+    };
+    assert!(PhysicsSystem::new(Capacities::default(), bad).is_err());
+}
+
+/// `Auto` switching between SAP and MBP every third round (its thresholds
+/// forced one way, then the other) reports the oracle's pairs every step.
+#[test]
+fn auto_matches_the_oracle_while_it_switches() {
+    let mut switches = 0;
+    for (seed, &n) in [10usize, 50, 200, 1000].iter().enumerate() {
+        let round = core::cell::Cell::new(0usize);
+        let force = |w: &mut PhysicsSystem| {
+            let k = round.get();
+            round.set(k + 1);
+            if let crate::broadphase::AnyBroadPhase::Auto(a) = &mut w.broad {
+                let (from, below) = if (k / 3).is_multiple_of(2) {
+                    (usize::MAX, usize::MAX) // SAP
+                } else {
+                    (0, 0) // MBP
+                };
+                a.mbp_from = from;
+                a.sap_below = below;
+            }
+        };
+        let w = check_scene_with(BroadPhaseKind::Auto, 400 + seed as u64, n, 60, force);
+        let crate::broadphase::AnyBroadPhase::Auto(a) = &w.broad else {
+            panic!("Auto");
+        };
+        switches += a.switches;
+    }
+    // 60 rounds, a switch every 3 from the 4th: 19 per scene
+    assert_eq!(switches, 4 * 19, "switches");
+}
+
 #[test]
 fn mbp_regions_can_change_at_run_time_and_bad_regions_are_refused() {
     use crate::error::PhysicsError;
@@ -307,6 +419,8 @@ fn all_broad_phases_give_bit_identical_simulations() {
     };
     let oracle = run(BroadPhaseKind::BruteForce);
     assert_eq!(run(BroadPhaseKind::Sap), oracle);
+    assert_eq!(run(BroadPhaseKind::MbpFitted { subdivisions: 8 }), oracle);
+    assert_eq!(run(BroadPhaseKind::Auto), oracle);
     assert_eq!(
         run(BroadPhaseKind::Mbp(MbpSettings {
             world_min: Vec3::new(-60.0, -5.0, -60.0),

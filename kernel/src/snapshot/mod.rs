@@ -79,6 +79,8 @@ fn broad_phase_tag(kind: &BroadPhaseKind) -> u8 {
         BroadPhaseKind::Sap => 0,
         BroadPhaseKind::Mbp(_) => 1,
         BroadPhaseKind::BruteForce => 2,
+        BroadPhaseKind::MbpFitted { .. } => 3,
+        BroadPhaseKind::Auto => 4,
     }
 }
 

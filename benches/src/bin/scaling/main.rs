@@ -13,7 +13,8 @@
 //! thread count first), `--csv FILE`, `--trace FILE` (chrome trace of the median traced
 //! step at the largest thread count), `--no-sleep`, `--no-splitter`,
 //! `--contact-events` (on for every body), `--broadphase
-//! sap|mbp|brute`, `--solver wide|scalar` (the solver's lane width: same
+//! sap|mbp|mbp-fitted|auto|brute` (mbp: an 8 × 8 grid over ±52 m; mbp-fitted: 8 × 8
+//! fitted to the bodies), `--solver wide|scalar` (the solver's lane width: same
 //! results, to compare their speed), `--simd auto|avx512|avx2|baseline` (the
 //! instruction set of the wide bundles: same results), `--pair-cache
 //! on|off|both` (the body-pair cache; `both` runs every thread count with it
@@ -73,7 +74,7 @@ fn mbp() -> BroadPhaseKind {
 
 fn usage() -> String {
     format!(
-        "usage: scaling [--scene {}|avalanche] [--bodies N (avalanche, default 32768)] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|brute] [--no-sleep] [--no-splitter] [--contact-events] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
+        "usage: scaling [--scene {}|avalanche] [--bodies N (avalanche, default 32768)] [--threads 1,2,4] [--steps N] [--runs R] [--warmup N] [--csv FILE] [--trace FILE] [--broadphase sap|mbp|mbp-fitted|auto|brute] [--no-sleep] [--no-splitter] [--contact-events] [--solver wide|scalar] [--simd auto|avx512|avx2|baseline] [--pair-cache on|off|both] [--predict] [--predict-csv FILE] [--memory-bandwidth GB/s]",
         scenes::NAMES.join("|")
     )
 }
@@ -126,8 +127,12 @@ fn parse_args() -> Result<Args, String> {
                     "sap" => BroadPhaseKind::Sap,
                     "mbp" => mbp(),
                     "brute" => BroadPhaseKind::BruteForce,
+                    "mbp-fitted" => BroadPhaseKind::MbpFitted { subdivisions: 8 },
+                    "auto" => BroadPhaseKind::Auto,
                     other => {
-                        return Err(format!("--broadphase: unknown {other:?} (sap|mbp|brute)"))
+                        return Err(format!(
+                            "--broadphase: unknown {other:?} (sap|mbp|mbp-fitted|auto|brute)"
+                        ))
                     }
                 }
             }
