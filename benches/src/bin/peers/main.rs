@@ -7,6 +7,7 @@
 //! bash perf-reports/install-peer-deps.sh   # cmake, clang, libclang-dev
 //! cargo run --release -p archipelago-benches --features peers --bin peers -- \
 //!     [--scenes pyramid,rain,piles,towers] [--threads 1,2] [--steps 500] [--runs 3]
+//!     [--broadphase sap|auto]   (archipelago's; `avalanche-N` scenes too)
 //! # without Jolt (no cmake or clang needed):
 //! cargo run --release -p archipelago-benches --features rapier --bin peers -- ...
 //! ```
@@ -43,7 +44,9 @@
 mod jolt;
 mod rapier;
 
-use archipelago::{build_pinned_pool, scenes, PhysicsSettings, PhysicsSystem, ThreadPool};
+use archipelago::{
+    build_pinned_pool, scenes, BroadPhaseKind, PhysicsSettings, PhysicsSystem, ThreadPool,
+};
 use std::time::Instant;
 
 /// Jolt's PerformanceTest prints this for the pyramid after 500 steps
@@ -110,12 +113,34 @@ fn engines(scene: &scenes::Scene) -> Vec<&'static str> {
     e
 }
 
-fn build(engine: &str, scene: &scenes::Scene, threads: usize, pools: &Pools) -> Box<dyn Peer> {
+/// A standard scene by name, or `avalanche-N` (`avalanche`: 32,768
+/// bodies).
+fn scene_by_name(name: &str) -> Option<scenes::Scene> {
+    if let Some(n) = name.strip_prefix("avalanche") {
+        let n = match n.strip_prefix('-') {
+            Some(count) => count.parse().ok()?,
+            None if n.is_empty() => 32_768,
+            None => return None,
+        };
+        return Some(scenes::avalanche(n));
+    }
+    scenes::by_name(name)
+}
+
+fn build(
+    engine: &str,
+    scene: &scenes::Scene,
+    threads: usize,
+    pools: &Pools,
+    broad_phase: BroadPhaseKind,
+) -> Box<dyn Peer> {
     match engine {
         "archipelago" => {
-            let (world, ids) = scene
-                .build(PhysicsSettings::default())
-                .expect("standard scene");
+            let settings = PhysicsSettings {
+                broad_phase,
+                ..PhysicsSettings::default()
+            };
+            let (world, ids) = scene.build(settings).expect("standard scene");
             Box::new(Archipelago {
                 world,
                 pool: pools.get(threads),
@@ -205,6 +230,7 @@ fn main() {
     let mut threads: Vec<usize> = vec![1, 2];
     let mut steps = 500u32;
     let mut runs = 3u32;
+    let mut broad_phase = BroadPhaseKind::Sap;
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_default();
@@ -213,8 +239,14 @@ fn main() {
             "--threads" => list(&value).map(|v| threads = v),
             "--steps" => value.parse().map(|v| steps = v).map_err(|e| format!("{e}")),
             "--runs" => value.parse().map(|v| runs = v).map_err(|e| format!("{e}")),
+            "--broadphase" => match value.as_str() {
+                "sap" => Ok(BroadPhaseKind::Sap),
+                "auto" => Ok(BroadPhaseKind::Auto),
+                other => Err(format!("--broadphase: sap or auto, got {other:?}")),
+            }
+            .map(|k| broad_phase = k),
             _ => Err(format!(
-                "usage: peers [--scenes pyramid,rain,piles,towers] [--threads 1,2] [--steps N] [--runs R]; got {flag}"
+                "usage: peers [--scenes pyramid,rain,piles,towers,avalanche-N] [--threads 1,2] [--steps N] [--runs R] [--broadphase sap|auto]; got {flag}"
             )),
         };
         if let Err(e) = r {
@@ -254,7 +286,7 @@ fn main() {
         "stretch mm"
     );
     for name in &scene_names {
-        let Some(scene) = scenes::by_name(name) else {
+        let Some(scene) = scene_by_name(name) else {
             eprintln!("unknown scene {name}");
             std::process::exit(2);
         };
@@ -273,7 +305,7 @@ fn main() {
                         run + 1,
                         engines[e]
                     );
-                    let mut peer = build(engines[e], &scene, t, &pools);
+                    let mut peer = build(engines[e], &scene, t, &pools, broad_phase);
                     let mut elapsed = std::time::Duration::ZERO;
                     for k in 0..steps {
                         peer.before_step(k);
