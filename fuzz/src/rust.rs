@@ -87,6 +87,10 @@ fn broad_phase(b: &BroadPhaseKind) -> String {
     match b {
         BroadPhaseKind::Sap => "BroadPhaseKind::Sap".into(),
         BroadPhaseKind::BruteForce => "BroadPhaseKind::BruteForce".into(),
+        BroadPhaseKind::Auto => "BroadPhaseKind::Auto".into(),
+        BroadPhaseKind::MbpFitted { subdivisions } => {
+            format!("BroadPhaseKind::MbpFitted {{ subdivisions: {subdivisions} }}")
+        }
         BroadPhaseKind::Mbp(m) => format!(
             "BroadPhaseKind::Mbp(MbpSettings {{ world_min: {}, world_max: {}, subdivisions: {} }})",
             v3(m.world_min),

@@ -294,3 +294,24 @@ fn simd_paths_resolve_to_what_the_cpu_has() {
         }
     }
 }
+
+/// `Auto` on 9,000 awake bodies (above `MBP_FROM_MOVING`: the fitted MBP
+/// runs) gives the same bits at every thread count, and the bits SAP gives
+/// (the same pairs, so the same simulation).
+#[test]
+fn auto_broad_phase_is_bit_identical_at_any_thread_count_and_to_sap() {
+    let scene = scenes::avalanche(9000);
+    assert!(scene.dynamic_count() >= MBP_FROM_MOVING);
+    let with = |broad_phase: BroadPhaseKind| PhysicsSettings {
+        broad_phase,
+        ..PhysicsSettings::default()
+    };
+    let (sap, _) = run_with(&scene, with(BroadPhaseKind::Sap), 1, 30);
+    for threads in THREADS {
+        let (auto, _) = run_with(&scene, with(BroadPhaseKind::Auto), threads, 30);
+        assert_eq!(
+            auto, sap,
+            "Auto at {threads} threads vs SAP at 1, step by step"
+        );
+    }
+}

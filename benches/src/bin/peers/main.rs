@@ -8,6 +8,7 @@
 //! cargo run --release -p archipelago-benches --features peers --bin peers -- \
 //!     [--scenes pyramid,rain,piles,towers] [--threads 1,2] [--steps 500] [--runs 3]
 //!     [--broadphase sap|auto]   (archipelago's; `avalanche-N` scenes too)
+//!     [--engines archipelago,rapier,jolt]   (a subset, e.g. one per process to read its peak memory)
 //! # without Jolt (no cmake or clang needed):
 //! cargo run --release -p archipelago-benches --features rapier --bin peers -- ...
 //! ```
@@ -231,6 +232,7 @@ fn main() {
     let mut steps = 500u32;
     let mut runs = 3u32;
     let mut broad_phase = BroadPhaseKind::Sap;
+    let mut only: Option<Vec<String>> = None;
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().unwrap_or_default();
@@ -245,8 +247,9 @@ fn main() {
                 other => Err(format!("--broadphase: sap or auto, got {other:?}")),
             }
             .map(|k| broad_phase = k),
+            "--engines" => list(&value).map(|v| only = Some(v)),
             _ => Err(format!(
-                "usage: peers [--scenes pyramid,rain,piles,towers,avalanche-N] [--threads 1,2] [--steps N] [--runs R] [--broadphase sap|auto]; got {flag}"
+                "usage: peers [--scenes pyramid,rain,piles,towers,avalanche-N] [--threads 1,2] [--steps N] [--runs R] [--broadphase sap|auto] [--engines archipelago,rapier,jolt]; got {flag}"
             )),
         };
         if let Err(e) = r {
@@ -290,7 +293,11 @@ fn main() {
             eprintln!("unknown scene {name}");
             std::process::exit(2);
         };
-        let engines = engines(&scene);
+        // `--engines`: only those (one engine per process: its peak memory)
+        let engines: Vec<&str> = engines(&scene)
+            .into_iter()
+            .filter(|e| only.as_ref().is_none_or(|o| o.iter().any(|x| x == e)))
+            .collect();
         let jointed = !scene.joints.is_empty();
         for &t in &threads {
             let mut times: Vec<Vec<f64>> = vec![Vec::new(); engines.len()];
