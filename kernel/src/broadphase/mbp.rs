@@ -267,7 +267,7 @@ pub(crate) struct Mbp {
     regions_disjoint: bool,
     /// [`BroadPhaseKind::MbpFitted`](super::BroadPhaseKind::MbpFitted):
     /// the grid's subdivisions, the grid fitted to the bodies (see
-    /// [`Mbp::fit_grid`]).
+    /// [`Mbp::needs_fit`]).
     fit: Option<u32>,
     /// Times the grid was fitted.
     pub fits: u32,
@@ -339,20 +339,25 @@ impl Mbp {
         self.fit.is_some()
     }
 
+    /// A fitted grid is fitted when it has no region yet, or when more
+    /// than [`FIT_OUT_OF_BOUNDS`] bodies (or 1 in 64) were outside it at
+    /// the last update.
+    fn needs_fit(&self, bodies: &Bodies) -> bool {
+        let live = self.regions.iter().any(|r| r.live);
+        let limit = FIT_OUT_OF_BOUNDS.max(self.proxies.len() / 64);
+        self.fit.is_some()
+            && !bodies.added.is_empty()
+            && (!live || self.out_of_bounds.len() > limit)
+    }
+
     /// Fits the grid to the added bodies' boxes (grown by [`FIT_GROWTH`]
-    /// and [`FIT_MARGIN`]): when it has no region yet, or when more than
-    /// [`FIT_OUT_OF_BOUNDS`] bodies (or 1 in 64) were outside it at the
-    /// last update. The bounds depend only on the boxes, so the grid is the
-    /// same on every run and thread count; the pairs never depend on it.
-    fn fit_grid_if_needed(&mut self, bodies: &Bodies) {
+    /// and [`FIT_MARGIN`]). The bounds depend only on the boxes, so the
+    /// grid is the same on every run and thread count; the pairs never
+    /// depend on it.
+    fn fit_grid(&mut self, bodies: &Bodies) {
         let Some(subdivisions) = self.fit else {
             return;
         };
-        let live = self.regions.iter().any(|r| r.live);
-        let limit = FIT_OUT_OF_BOUNDS.max(self.proxies.len() / 64);
-        if (live && self.out_of_bounds.len() <= limit) || bodies.added.is_empty() {
-            return;
-        }
         let (mut lo, mut hi) = (Vec3::splat(f32::INFINITY), Vec3::splat(f32::NEG_INFINITY));
         for &s in &bodies.added {
             lo = lo.min(Vec3::from_array(bodies.aabb_min.get(s as usize)));
@@ -638,8 +643,9 @@ impl BroadPhase for Mbp {
     /// Files the queued changes, then finds every region's pairs (regions
     /// in parallel) and merges them in region order.
     fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
-        if self.fit.is_some() {
-            ctx.serial("mbp fit", || self.fit_grid_if_needed(bodies));
+        // (checked here: a step that fits nothing records no job)
+        if self.needs_fit(bodies) {
+            ctx.serial("mbp fit", || self.fit_grid(bodies));
         }
         ctx.serial("mbp changes", || self.apply_queue(bodies));
         ctx.par_chunks_mut("mbp regions", &mut self.regions, 1, |_, r| {

@@ -4,7 +4,7 @@
 //! step walks them in, so it is state, not a detail). The lists' inverse
 //! indices, the active ids and the sleeping-island count are derived.
 
-use super::codec::{Reader, Snap, Writer};
+use super::codec::{Reader, SlotsRead, Snap, Writer};
 use crate::body::{flags, Bodies, BodyId, NOT_LISTED, PLACEHOLDER_SHAPE};
 use crate::error::{PhysicsError, Result};
 use crate::shape::Shape;
@@ -106,8 +106,7 @@ fn vec3_into(
 
 pub(crate) fn save(b: &Bodies, w: &mut Writer) {
     let n = b.slots.high_water();
-    w.pod(b.slots.generations());
-    w.pod(b.slots.free_list());
+    w.slots(&b.slots);
     put_vec3(w, &b.position, n);
     w.pod(&b.rotation.as_slice()[..n]);
     put_vec3(w, &b.linear_velocity, n);
@@ -154,16 +153,12 @@ fn column<T: bytemuck::Pod>(
 /// Reads the body table, into `dst` if given (else only checks it).
 pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<View> {
     let bad = || PhysicsError::InvalidSnapshot;
-    let generation: Vec<u32> = r.pod_vec(r.max_bodies as usize)?;
+    let SlotsRead {
+        generation,
+        free,
+        live,
+    } = r.slots(r.max_bodies as usize)?;
     let n = generation.len();
-    let free: Vec<u32> = r.pod_vec(n)?;
-    let mut live = vec![true; n];
-    for &f in &free {
-        let f = f as usize;
-        if f >= n || !core::mem::replace(&mut live[f], false) {
-            return Err(bad());
-        }
-    }
     // slots the world used beyond the snapshot's go back to empty
     let clear_to = dst.as_ref().map_or(n, |b| b.slots.high_water().max(n));
     if let Some(b) = dst.as_deref_mut() {

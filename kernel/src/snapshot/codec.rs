@@ -218,6 +218,44 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A slot allocator as saved: its generations and free list, and which
+/// slots below the high-water mark are live.
+pub(crate) struct SlotsRead {
+    pub generation: Vec<u32>,
+    pub free: Vec<u32>,
+    pub live: Vec<bool>,
+}
+
+impl Writer<'_> {
+    /// A slot allocator: generations, then the free list.
+    pub fn slots(&mut self, s: &archipelago_layout::SlotAllocator) {
+        self.pod(s.generations());
+        self.pod(s.free_list());
+    }
+}
+
+impl Reader<'_> {
+    /// [`Writer::slots`]'s allocator of at most `max` slots; a free slot at
+    /// or past the high-water mark, or listed twice, is refused.
+    pub fn slots(&mut self, max: usize) -> Result<SlotsRead> {
+        let generation: Vec<u32> = self.pod_vec(max)?;
+        let n = generation.len();
+        let free: Vec<u32> = self.pod_vec(n)?;
+        let mut live = vec![true; n];
+        for &f in &free {
+            let f = f as usize;
+            if f >= n || !core::mem::replace(&mut live[f], false) {
+                return bad();
+            }
+        }
+        Ok(SlotsRead {
+            generation,
+            free,
+            live,
+        })
+    }
+}
+
 /// A value saved field by field.
 pub(crate) trait Snap: Sized {
     fn put(&self, w: &mut Writer);

@@ -4,7 +4,7 @@
 //! no-contact pairs are derived from the settings as `create_joint` does.
 
 use super::bodies::View;
-use super::codec::{snap_fields, Reader, Snap, Writer};
+use super::codec::{snap_fields, Reader, SlotsRead, Snap, Writer};
 use crate::error::{PhysicsError, Result};
 use crate::joint::store::{JointData, Joints, JOINT_IMPULSES, WORLD};
 use crate::joint::{
@@ -98,8 +98,7 @@ impl Snap for JointKind {
 }
 
 pub(crate) fn save(j: &Joints, w: &mut Writer) {
-    w.pod(j.slots.generations());
-    w.pod(j.slots.free_list());
+    w.slots(&j.slots);
     for i in j.live() {
         let s = j.settings[i].expect("a live joint has settings");
         let d = &j.data[i];
@@ -127,16 +126,12 @@ pub(crate) fn restore(
     max_joints: usize,
 ) -> Result<()> {
     let bad = || PhysicsError::InvalidSnapshot;
-    let generation: Vec<u32> = r.pod_vec(max_joints)?;
+    let SlotsRead {
+        generation,
+        free,
+        live,
+    } = r.slots(max_joints)?;
     let n = generation.len();
-    let free: Vec<u32> = r.pod_vec(n)?;
-    let mut live = vec![true; n];
-    for &f in &free {
-        let f = f as usize;
-        if f >= n || !core::mem::replace(&mut live[f], false) {
-            return Err(bad());
-        }
-    }
     if let Some(j) = dst.as_deref_mut() {
         j.slots.restore(&generation, &free).map_err(|_| bad())?;
         j.settings.fill(None);
