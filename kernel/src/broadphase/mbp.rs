@@ -7,15 +7,22 @@
 //! moving against moving (complete box pruning) and moving against static
 //! (bipartite box pruning; the static list stays sorted and is re-sorted only
 //! when it changes), testing the remaining axes 16 boxes at a time with the
-//! SIMD overlap mask. Regions run in parallel (rayon); their pair lists are
-//! merged in region order through one pair set, which removes the duplicates
-//! of bodies that straddle region borders.
+//! SIMD overlap mask. Regions run in parallel. Two bodies that straddle a
+//! border meet in every region they share; the lowest of those owns the
+//! pair and the others drop it, so the regions' lists, joined in region
+//! order, hold each pair once with no pair set to merge them through.
+//!
+//! Filing a step's changes is parallel too: every moved body's new
+//! memberships first (over bodies), then every region's list edits in
+//! queue order (over regions), then the per-body bookkeeping of the few
+//! bodies whose regions changed (serial). A body strictly inside its only
+//! region of a grid skips the scan over all regions.
 //!
 //! A body outside every region is listed and counted as out of bounds, and
 //! is tested against all bodies by brute force, so it is never silently
 //! ignored (PhysX only reports it).
 
-use super::pair_manager::PairManager;
+use super::pair_manager::pair_key;
 use super::{
     radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
 };
@@ -81,6 +88,9 @@ impl MbpSettings {
 #[derive(Default)]
 struct SortedBoxes {
     slots: Vec<u32>,
+    /// Per box: whether its body is a member of other regions too (only a
+    /// pair of two such bodies can be owned by another region).
+    shared: Vec<bool>,
     min: [Vec<f32>; 3],
     max: [Vec<f32>; 3],
 }
@@ -102,6 +112,7 @@ impl SortedBoxes {
         &mut self,
         members: &[u32],
         bodies: &Bodies,
+        membership: &[[u64; 4]],
         keys: &mut Vec<(u32, u32)>,
         tmp: &mut Vec<(u32, u32)>,
     ) {
@@ -113,12 +124,15 @@ impl SortedBoxes {
         );
         radix_sort_by_key(keys, tmp, |&(k, _)| k as u64);
         self.slots.clear();
+        self.shared.clear();
         for a in 0..3 {
             self.min[a].clear();
             self.max[a].clear();
         }
         for &(_, s) in keys.iter() {
             self.slots.push(s);
+            let regions: u32 = membership[s as usize].iter().map(|w| w.count_ones()).sum();
+            self.shared.push(regions > 1);
             let (lo, hi) = (
                 bodies.aabb_min.get(s as usize),
                 bodies.aabb_max.get(s as usize),
@@ -165,14 +179,38 @@ struct Region {
 }
 
 impl Region {
-    /// Box pruning within the region; pairs go to `self.out`.
-    fn find_pairs(&mut self, bodies: &Bodies) {
+    /// Box pruning within region `id`; the pairs it owns go to `self.out`.
+    /// A pair of bodies that share several regions is found in each of
+    /// them and owned by the lowest: so the regions' lists never repeat a
+    /// pair, and joined in region order they are the serial merge's list.
+    fn find_pairs(&mut self, id: usize, bodies: &Bodies, membership: &[[u64; 4]]) {
         self.out.clear();
-        self.dynamics
-            .build(&self.dynamic_members, bodies, &mut self.keys, &mut self.tmp);
+        let owned = |a: u32, b: u32| {
+            let (ma, mb) = (&membership[a as usize], &membership[b as usize]);
+            let word = (0..4).find(|&w| ma[w] & mb[w] != 0);
+            word.is_some_and(|w| w * 64 + (ma[w] & mb[w]).trailing_zeros() as usize == id)
+        };
+        // `shared`: both bodies are members of other regions too
+        let push = |out: &mut Vec<u64>, a: u32, b: u32, shared: bool| {
+            if !shared || owned(a, b) {
+                out.push(pair_key(a, b));
+            }
+        };
+        self.dynamics.build(
+            &self.dynamic_members,
+            bodies,
+            membership,
+            &mut self.keys,
+            &mut self.tmp,
+        );
         if self.static_dirty {
-            self.statics
-                .build(&self.static_members, bodies, &mut self.keys, &mut self.tmp);
+            self.statics.build(
+                &self.static_members,
+                bodies,
+                membership,
+                &mut self.keys,
+                &mut self.tmp,
+            );
             self.static_dirty = false;
         }
         let d = &self.dynamics;
@@ -192,8 +230,12 @@ impl Region {
                     let k = j + m.trailing_zeros() as usize;
                     m &= m - 1;
                     if k < nd && d.min[0][k] <= one.max[0] {
-                        self.out
-                            .push(super::pair_manager::pair_key(d.slots[i], d.slots[k]));
+                        push(
+                            &mut self.out,
+                            d.slots[i],
+                            d.slots[k],
+                            d.shared[i] && d.shared[k],
+                        );
                     }
                 }
                 j += LANES;
@@ -214,8 +256,12 @@ impl Region {
                     let k = j + m.trailing_zeros() as usize;
                     m &= m - 1;
                     if k < ns && s.min[0][k] <= one.max[0] && s.min[0][k] >= one.min[0] {
-                        self.out
-                            .push(super::pair_manager::pair_key(d.slots[i], s.slots[k]));
+                        push(
+                            &mut self.out,
+                            d.slots[i],
+                            s.slots[k],
+                            d.shared[i] && s.shared[k],
+                        );
                     }
                 }
                 j += LANES;
@@ -235,8 +281,12 @@ impl Region {
                     let k = j + m.trailing_zeros() as usize;
                     m &= m - 1;
                     if k < nd && d.min[0][k] <= one.max[0] && d.min[0][k] > one.min[0] {
-                        self.out
-                            .push(super::pair_manager::pair_key(s.slots[i], d.slots[k]));
+                        push(
+                            &mut self.out,
+                            s.slots[i],
+                            d.slots[k],
+                            s.shared[i] && d.shared[k],
+                        );
                     }
                 }
                 j += LANES;
@@ -258,7 +308,13 @@ pub(crate) struct Mbp {
     out_of_bounds: Vec<u32>,
     oob_flag: Vec<bool>,
     queue: ChangeQueue,
-    pairs: PairManager,
+    /// Scratch of [`Mbp::apply_queue`]: per queued change, its placement,
+    /// and the changes that edit anything.
+    placed: Vec<Placement>,
+    changed: Vec<u32>,
+    /// This update's pairs (keys), at most `max_pairs`.
+    pairs: Vec<u64>,
+    max_pairs: usize,
     reporter: KeyReport,
     overflowed: u32,
     /// No two live regions share interior (a grid): a body strictly inside
@@ -298,7 +354,10 @@ impl Mbp {
             out_of_bounds: Vec::with_capacity(max_bodies),
             oob_flag: vec![false; max_bodies],
             queue: ChangeQueue::new(max_bodies),
-            pairs: PairManager::new(max_pairs),
+            placed: Vec::new(),
+            changed: Vec::new(),
+            pairs: Vec::with_capacity(max_pairs),
+            max_pairs,
             reporter: KeyReport::new(max_pairs),
             overflowed: 0,
             regions_disjoint: true,
@@ -467,147 +526,244 @@ impl Mbp {
             && hi[2] >= r.min.z
     }
 
-    /// Recomputes slot `s`'s memberships, moving it between region lists.
-    fn place(&mut self, bodies: &Bodies, s: usize) {
-        let (lo, hi) = (bodies.aabb_min.get(s), bodies.aabb_max.get(s));
-        let is_static = bodies.motion(s) == MotionType::Static;
-        let old = self.membership[s];
-        if self.regions_disjoint && self.in_mbp[s] && self.placed_static[s] == is_static {
-            // still strictly inside its only region: nothing changes
+    /// The regions a box at `lo..hi` is a member of. `old` is the body's
+    /// current set when the body stays in the same kind of list (`keep`):
+    /// a box still strictly inside its only region of a grid overlaps no
+    /// other, and the scan over all regions is skipped.
+    fn membership_of(
+        regions: &[Region],
+        disjoint: bool,
+        lo: [f32; 3],
+        hi: [f32; 3],
+        old: Option<[u64; 4]>,
+    ) -> [u64; 4] {
+        if let Some(old) = old.filter(|_| disjoint) {
             let ones: u32 = old.iter().map(|w| w.count_ones()).sum();
             if ones == 1 {
-                let id = old
-                    .iter()
-                    .enumerate()
-                    .find(|(_, w)| **w != 0)
-                    .map(|(k, w)| k * 64 + w.trailing_zeros() as usize);
-                if let Some(r) = id.map(|id| &mut self.regions[id]) {
-                    let inside = (0..3).all(|a| lo[a] > r.min[a] && hi[a] < r.max[a]);
-                    if inside {
-                        r.static_dirty |= is_static;
-                        return;
-                    }
+                let (k, w) = old.iter().enumerate().find(|(_, w)| **w != 0).unwrap();
+                let r = &regions[k * 64 + w.trailing_zeros() as usize];
+                if (0..3).all(|a| lo[a] > r.min[a] && hi[a] < r.max[a]) {
+                    return old;
                 }
             }
         }
-        self.placed_static[s] = is_static;
         let mut new = [0u64; 4];
-        for (id, r) in self.regions.iter().enumerate() {
+        for (id, r) in regions.iter().enumerate() {
             if Self::region_overlaps(r, lo, hi) {
                 new[id / 64] |= 1 << (id % 64);
             }
         }
-        for id in 0..self.regions.len() {
-            let bit = 1u64 << (id % 64);
-            let (was, is) = (old[id / 64] & bit != 0, new[id / 64] & bit != 0);
-            let r = &mut self.regions[id];
-            let list = if is_static {
-                &mut r.static_members
-            } else {
-                &mut r.dynamic_members
-            };
-            if was && !is {
-                if let Some(k) = list.iter().position(|&x| x == s as u32) {
-                    list.swap_remove(k);
-                }
-                r.static_dirty |= is_static;
-            } else if is && !was {
-                list.push(s as u32);
-                r.static_dirty |= is_static;
-            } else if is && is_static {
-                // a static body that moved inside the region
-                r.static_dirty = true;
-            }
-        }
-        self.membership[s] = new;
-        let oob = new == [0; 4];
-        if oob != self.oob_flag[s] {
-            self.oob_flag[s] = oob;
-            if oob {
-                self.out_of_bounds.push(s as u32);
-            } else if let Some(k) = self.out_of_bounds.iter().position(|&x| x == s as u32) {
-                self.out_of_bounds.swap_remove(k);
-            }
-        }
-    }
-
-    fn unplace(&mut self, s: usize) {
-        let is_static = self.placed_static[s];
-        let old = self.membership[s];
-        for id in 0..self.regions.len() {
-            if old[id / 64] & (1u64 << (id % 64)) != 0 {
-                let r = &mut self.regions[id];
-                let list = if is_static {
-                    &mut r.static_members
-                } else {
-                    &mut r.dynamic_members
-                };
-                if let Some(k) = list.iter().position(|&x| x == s as u32) {
-                    list.swap_remove(k);
-                }
-                r.static_dirty |= is_static;
-            }
-        }
-        self.membership[s] = [0; 4];
-        if self.oob_flag[s] {
-            self.oob_flag[s] = false;
-            if let Some(k) = self.out_of_bounds.iter().position(|&x| x == s as u32) {
-                self.out_of_bounds.swap_remove(k);
-            }
-        }
+        new
     }
 }
 
+/// What a queued change does to a body's region lists.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum ChangeKind {
+    #[default]
+    Remove,
+    Move,
+    Add,
+}
+
+/// One queued change (queue order: removals, moves, additions) and the
+/// memberships it leaves, found in parallel before any list changes.
+#[derive(Clone, Copy, Default)]
+struct Placement {
+    kind: ChangeKind,
+    /// Whether the body's lists are the static ones.
+    is_static: bool,
+    /// Whether any region list or bookkeeping changes: memberships
+    /// differ, a static body moved (its regions re-sort their statics),
+    /// the body changed kind, or it left or entered the regions.
+    edits: bool,
+    /// The memberships after the change (read only where `edits`).
+    new: [u64; 4],
+}
+
+/// Regions filed per job of the list edits.
+const REGIONS_PER_EDIT_JOB: usize = 4;
+/// Queued changes placed per job.
+const PLACEMENTS_PER_JOB: usize = 1024;
+
 impl Mbp {
-    /// Files the queued changes (serial).
-    fn apply_queue(&mut self, bodies: &Bodies) {
-        for k in 0..self.queue.remove.len() {
-            let s = self.queue.remove[k] as usize;
-            self.unplace(s);
-            self.in_mbp[s] = false;
-            let p = self.proxy_pos[s] as usize;
-            self.proxies.swap_remove(p);
-            if p < self.proxies.len() {
-                self.proxy_pos[self.proxies[p] as usize] = p as u32;
+    /// The slot of queued change `k`, in queue order.
+    fn change_slot(queue: &ChangeQueue, k: usize) -> usize {
+        let (nr, nm) = (queue.remove.len(), queue.moved.len());
+        let s = if k < nr {
+            queue.remove[k]
+        } else if k < nr + nm {
+            queue.moved[k - nr]
+        } else {
+            queue.add[k - nr - nm]
+        };
+        s as usize
+    }
+
+    /// Files the queued changes in three stages, each the serial order's
+    /// result: every change's new memberships (parallel over changes),
+    /// then every region's list edits in queue order (parallel over
+    /// regions: a region's list depends only on the edits made to it, in
+    /// order), then the per-body bookkeeping (serial, only for changed
+    /// bodies).
+    fn apply_queue(&mut self, ctx: &StepCtx, bodies: &Bodies) {
+        let queue = &self.queue;
+        let (nr, nm) = (queue.remove.len(), queue.moved.len());
+        let n = nr + nm + queue.add.len();
+        if self.placed.len() < n {
+            self.placed.resize(n, Placement::default());
+        }
+        let (regions, membership) = (&self.regions, &self.membership);
+        let (in_mbp, placed_static) = (&self.in_mbp, &self.placed_static);
+        let oob_flag = &self.oob_flag;
+        let disjoint = self.regions_disjoint;
+        ctx.par_chunks_mut(
+            "mbp place",
+            &mut self.placed[..n],
+            PLACEMENTS_PER_JOB,
+            |first, chunk| {
+                for (i, p) in chunk.iter_mut().enumerate() {
+                    let k = first + i;
+                    let s = Self::change_slot(queue, k);
+                    if k < nr {
+                        *p = Placement {
+                            kind: ChangeKind::Remove,
+                            is_static: placed_static[s],
+                            edits: true,
+                            new: [0; 4],
+                        };
+                        continue;
+                    }
+                    let kind = if k < nr + nm {
+                        ChangeKind::Move
+                    } else {
+                        ChangeKind::Add
+                    };
+                    let is_static = bodies.motion(s) == MotionType::Static;
+                    let old = if kind == ChangeKind::Move {
+                        membership[s]
+                    } else {
+                        [0; 4]
+                    };
+                    let keep =
+                        kind == ChangeKind::Move && in_mbp[s] && placed_static[s] == is_static;
+                    let (lo, hi) = (bodies.aabb_min.get(s), bodies.aabb_max.get(s));
+                    let new = Self::membership_of(regions, disjoint, lo, hi, keep.then_some(old));
+                    p.kind = kind;
+                    p.is_static = is_static;
+                    // (memberships can be cleared under a body, by a
+                    // removed region or a refit: compare the out-of-bounds
+                    // flag too)
+                    p.edits = kind == ChangeKind::Add
+                        || new != old
+                        || (is_static && new != [0; 4])
+                        || placed_static[s] != is_static
+                        || (new == [0; 4]) != oob_flag[s];
+                    if p.edits {
+                        p.new = new;
+                    }
+                }
+                0
+            },
+        );
+        self.changed.clear();
+        for (k, p) in self.placed[..n].iter().enumerate() {
+            if p.edits {
+                self.changed.push(k as u32);
             }
-            self.proxy_pos[s] = NOT_PROXY;
+        }
+        let (changed, placed) = (&self.changed, &self.placed);
+        ctx.par_chunks_mut(
+            "mbp region lists",
+            &mut self.regions,
+            REGIONS_PER_EDIT_JOB,
+            |first, chunk| {
+                for &k in changed {
+                    let p = &placed[k as usize];
+                    let s = Self::change_slot(queue, k as usize);
+                    let old = if p.kind == ChangeKind::Add {
+                        [0; 4]
+                    } else {
+                        membership[s]
+                    };
+                    for (i, r) in chunk.iter_mut().enumerate() {
+                        let id = first + i;
+                        let bit = 1u64 << (id % 64);
+                        let (was, is) = (old[id / 64] & bit != 0, p.new[id / 64] & bit != 0);
+                        file_edit(r, s as u32, p.is_static, was, is);
+                    }
+                }
+                0
+            },
+        );
+        ctx.serial("mbp bodies", || self.file_changes());
+    }
+
+    /// The per-body bookkeeping of the filed changes, in queue order.
+    fn file_changes(&mut self) {
+        for k in 0..self.changed.len() {
+            let k = self.changed[k] as usize;
+            let p = self.placed[k];
+            let s = Self::change_slot(&self.queue, k);
+            match p.kind {
+                ChangeKind::Remove => {
+                    self.in_mbp[s] = false;
+                    let at = self.proxy_pos[s] as usize;
+                    self.proxies.swap_remove(at);
+                    if at < self.proxies.len() {
+                        self.proxy_pos[self.proxies[at] as usize] = at as u32;
+                    }
+                    self.proxy_pos[s] = NOT_PROXY;
+                }
+                ChangeKind::Add => {
+                    self.in_mbp[s] = true;
+                    self.proxy_pos[s] = self.proxies.len() as u32;
+                    self.proxies.push(s as u32);
+                }
+                ChangeKind::Move => {}
+            }
+            self.placed_static[s] = p.is_static;
+            self.membership[s] = p.new;
+            let oob = p.kind != ChangeKind::Remove && p.new == [0; 4];
+            if oob != self.oob_flag[s] {
+                self.oob_flag[s] = oob;
+                if oob {
+                    self.out_of_bounds.push(s as u32);
+                } else if let Some(at) = self.out_of_bounds.iter().position(|&x| x == s as u32) {
+                    self.out_of_bounds.swap_remove(at);
+                }
+            }
         }
         self.queue.clear_removed();
-        for k in 0..self.queue.moved.len() {
-            let s = self.queue.moved[k] as usize;
-            self.place(bodies, s);
-        }
         self.queue.clear_moved();
-        for k in 0..self.queue.add.len() {
-            let s = self.queue.add[k] as usize;
-            self.in_mbp[s] = true;
-            self.proxy_pos[s] = self.proxies.len() as u32;
-            self.proxies.push(s as u32);
-            self.place(bodies, s);
-        }
         self.queue.clear_added();
     }
 
-    /// Merges the regions' pairs in region order through one set, then
-    /// adds the out-of-bounds bodies' pairs (serial).
+    /// Joins the regions' pairs in region order (each region kept only the
+    /// pairs it owns, so there is nothing to deduplicate), then adds the
+    /// out-of-bounds bodies' pairs (serial). Past `max_pairs` the rest are
+    /// counted as dropped.
     fn merge_pairs(&mut self, bodies: &Bodies) -> PairSearch {
         self.pairs.clear();
         self.overflowed = 0;
         for r in &self.regions {
-            for &key in &r.out {
-                if self.pairs.add((key >> 32) as u32, key as u32).is_err() {
-                    self.overflowed += 1;
-                }
-            }
+            let room = self.max_pairs - self.pairs.len();
+            let take = r.out.len().min(room);
+            self.pairs.extend_from_slice(&r.out[..take]);
+            self.overflowed += (r.out.len() - take) as u32;
         }
-        // Out-of-bounds bodies against everything, by brute force.
+        // Out-of-bounds bodies against everything, by brute force: no
+        // region holds them, so no region pair repeats one of these.
         for k in 0..self.out_of_bounds.len() {
             let o = self.out_of_bounds[k] as usize;
             brute_force_one(bodies, o, |j| {
                 if j != o && self.in_mbp[j] && !(self.oob_flag[j] && j < o) {
                     let both_static = bodies.motion(j) == MotionType::Static
                         && bodies.motion(o) == MotionType::Static;
-                    if !both_static && self.pairs.add(o as u32, j as u32).is_err() {
+                    if both_static {
+                    } else if self.pairs.len() < self.max_pairs {
+                        self.pairs.push(pair_key(o as u32, j as u32));
+                    } else {
                         self.overflowed += 1;
                     }
                 }
@@ -618,6 +774,28 @@ impl Mbp {
             out_of_bounds: self.out_of_bounds.len() as u32,
             ..PairSearch::default()
         }
+    }
+}
+
+/// One body's edit of one region's lists, as the body's memberships go
+/// from `was` to `is` in it.
+fn file_edit(r: &mut Region, s: u32, is_static: bool, was: bool, is: bool) {
+    let list = if is_static {
+        &mut r.static_members
+    } else {
+        &mut r.dynamic_members
+    };
+    if was && !is {
+        if let Some(k) = list.iter().position(|&x| x == s) {
+            list.swap_remove(k);
+        }
+        r.static_dirty |= is_static;
+    } else if is && !was {
+        list.push(s);
+        r.static_dirty |= is_static;
+    } else if is && is_static {
+        // a static body that moved inside the region
+        r.static_dirty = true;
     }
 }
 
@@ -647,10 +825,11 @@ impl BroadPhase for Mbp {
         if self.needs_fit(bodies) {
             ctx.serial("mbp fit", || self.fit_grid(bodies));
         }
-        ctx.serial("mbp changes", || self.apply_queue(bodies));
-        ctx.par_chunks_mut("mbp regions", &mut self.regions, 1, |_, r| {
+        self.apply_queue(ctx, bodies);
+        let membership = &self.membership;
+        ctx.par_chunks_mut("mbp regions", &mut self.regions, 1, |id, r| {
             if r[0].live {
-                r[0].find_pairs(bodies);
+                r[0].find_pairs(id, bodies, membership);
             }
             0
         });
@@ -665,9 +844,9 @@ impl BroadPhase for Mbp {
         out: &mut Vec<BodyPair>,
         max_pairs: usize,
     ) -> PairSearch {
-        let mut search =
-            self.reporter
-                .report(ctx, &self.pairs.pairs, bodies, filter, out, max_pairs);
+        let mut search = self
+            .reporter
+            .report(ctx, &self.pairs, bodies, filter, out, max_pairs);
         search.out_of_bounds = self.out_of_bounds.len() as u32;
         search
     }
