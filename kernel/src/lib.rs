@@ -33,6 +33,7 @@ mod disjoint;
 mod error;
 mod events;
 mod executor;
+mod hull;
 mod integrate;
 mod islands;
 mod jobs;
@@ -68,6 +69,9 @@ pub use debug_draw::{Colour, DebugColouring, DebugDrawSettings, DebugSink};
 pub use error::{PhysicsError, Result};
 pub use events::{ContactEvent, ContactEventKind, RemovalReason};
 pub use executor::{Executor, SerialExecutor};
+pub use hull::{
+    ConvexHull, HullError, HullFace, HullMassProperties, MAX_HULL_VERTICES, WELD_DISTANCE,
+};
 pub use joint::{
     DistanceJoint, HingeJoint, JointFrame, JointId, JointImpulse, JointKind, JointMotor,
     JointSettings, MotorMode, SliderJoint, Spring, SwingTwistJoint, JOINT_AXIS_TOLERANCE,
