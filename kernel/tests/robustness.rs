@@ -473,3 +473,562 @@ fn deactivating_a_body_inside_an_awake_stack() {
     assert!(!w.is_sleeping(stack[2]).unwrap(), "touched by awake boxes");
     assert_eq!(w.check_sleep_invariants(), Ok(()));
 }
+
+/// The fuzzer (seed 0x5EED, case 27, shrunk to these calls): a fixed joint
+/// whose anchor on one body is 1e6 m from its centre (accepted: inside
+/// `MAX_COORDINATE`), among other joints between the same three bodies.
+/// Each position push closed a fraction of a million-metre gap at once;
+/// within a few steps every body was thrown at the speed limit and then
+/// went non-finite (3 faulted). Joint pushes are capped at 0.2 m now.
+#[test]
+fn a_joint_anchored_a_million_metres_away_stays_finite() {
+    use archipelago::*;
+    #[allow(unused)]
+    fn pick(ids: &[BodyId], k: u32) -> BodyId {
+        if ids.is_empty() {
+            BodyId::from_raw([k % 64, 0, 0])
+        } else {
+            ids[k as usize % ids.len()]
+        }
+    }
+    #[allow(unused)]
+    fn latest(ids: &[BodyId]) -> BodyId {
+        ids.last().copied().unwrap_or(BodyId::from_raw([0, 0, 0]))
+    }
+    let pools: Vec<ThreadPool> = [1, 2, 4]
+        .iter()
+        .map(|&n| build_pinned_pool(Some(n)).unwrap().pool)
+        .collect();
+    let mut other = PhysicsSystem::new(
+        Capacities {
+            max_bodies: 8,
+            max_body_pairs: 8,
+            max_contact_constraints: 8,
+            max_joints: 8,
+        },
+        PhysicsSettings::default(),
+    )
+    .unwrap();
+    let foreign: Vec<BodyId> = (0..8)
+        .map(|k| {
+            other
+                .create_body(&scenes::cube(0.5, Vec3::new(3.0 * k as f32, 0.5, 0.0)))
+                .unwrap()
+        })
+        .collect();
+    let mut w = PhysicsSystem::new(
+        Capacities {
+            max_bodies: 3,
+            max_body_pairs: 1,
+            max_contact_constraints: 64,
+            max_joints: 8,
+        },
+        PhysicsSettings {
+            gravity: Vec3::new(-14.899796, 13.922787, 6.36965),
+            velocity_iterations: 10,
+            position_iterations: 2,
+            baumgarte: 0.2,
+            speculative_contact_distance: 0.02,
+            penetration_slop: 0.02,
+            max_penetration_distance: 0.2,
+            linear_damping: 0.05,
+            angular_damping: 0.05,
+            max_linear_velocity: 500.0,
+            max_angular_velocity: 47.12389,
+            min_velocity_for_restitution: 1.0,
+            contact_point_preserve_distance: 0.01,
+            contact_normal_preserve_cos: 0.9961947,
+            broad_phase: BroadPhaseKind::MbpFitted { subdivisions: 8 },
+            layer_filter: LayerFilter::from_rows([
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295,
+            ])
+            .unwrap(),
+            allow_sleeping: true,
+            use_large_island_splitter: true,
+            time_before_sleep: 0.5,
+            point_velocity_sleep_threshold: 0.03,
+            use_body_pair_cache: true,
+            body_pair_cache_max_delta_position: 0.001,
+            body_pair_cache_max_delta_rotation: 0.034906585,
+            ..PhysicsSettings::default()
+        },
+    )
+    .unwrap();
+    let mut ids: Vec<BodyId> = Vec::new();
+    let mut faulted = 0;
+    let mut joints: Vec<JointId> = Vec::new();
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Box {
+                half_extents: Vec3::new(50.0, 1.0, 50.0),
+            },
+            position: Vec3::new(0.0, -1.0, 0.0),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(0.0, 0.0, 0.0),
+            angular_velocity: Vec3::new(0.0, 0.0, 0.0),
+            motion_type: MotionType::Static,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: 1.0,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 0,
+            user_data: 0,
+        })
+        .inspect(|&id| ids.push(id));
+    let _ = w.destroy_body(pick(&ids, 14274));
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Box {
+                half_extents: Vec3::new(0.11024281, 1.1529711, 0.31181926),
+            },
+            position: Vec3::new(-3.3812656, 10.933138, -11.637765),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(9.708277, 5.478874, 9.393614),
+            angular_velocity: Vec3::new(-3.9836402, 0.14061975, -1.230442),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Mass(7.7180357),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: 1.0,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: true,
+            object_layer: 0,
+            user_data: 1788798246752888750,
+        })
+        .inspect(|&id| ids.push(id));
+    let _ = w.destroy_body(pick(&ids, 5373));
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Sphere { radius: 1.3197006 },
+            position: Vec3::new(-0.5875292, 2.1876678, -1.2935362),
+            rotation: Quat::from_xyzw(0.53348666, 0.59887755, 0.14013425, 0.5806032),
+            linear_velocity: Vec3::new(0.0, 0.0, 0.0),
+            angular_velocity: Vec3::new(0.0, 0.0, 0.0),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: 1.0,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 0,
+            user_data: 6273093116109423394,
+        })
+        .inspect(|&id| ids.push(id));
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Sphere { radius: 0.44653305 },
+            position: Vec3::new(1.6012707, -2.7253122, -8.172579),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(-9.690001, -2.157371, -9.654874),
+            angular_velocity: Vec3::new(-0.8784585, -1.4335089, 2.6444302),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Mass(149.3398),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: 1.0572104,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 3,
+            user_data: 1239000893836374737,
+        })
+        .inspect(|&id| ids.push(id));
+    let _ = w
+        .create_body(&BodyCreationSettings {
+            shape: Shape::Sphere { radius: 0.36638695 },
+            position: Vec3::new(8.3014145, 12.592682, 2.3329163),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(0.0, 0.0, 0.0),
+            angular_velocity: Vec3::new(0.0, 0.0, 0.0),
+            motion_type: MotionType::Static,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: Some(0.8542757),
+            angular_damping: Some(0.04120648),
+            gravity_factor: 1.0,
+            allow_sleeping: false,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 0,
+            user_data: 4450408547143696460,
+        })
+        .inspect(|&id| ids.push(id));
+    let _ = w.set_settings(PhysicsSettings {
+        broad_phase: w.settings().broad_phase,
+        ..PhysicsSettings {
+            gravity: Vec3::new(-13.647666, -16.74432, -5.297964),
+            velocity_iterations: 8,
+            position_iterations: 2,
+            baumgarte: 0.2,
+            speculative_contact_distance: 0.02,
+            penetration_slop: 0.02,
+            max_penetration_distance: 0.2,
+            linear_damping: 0.05,
+            angular_damping: 0.05,
+            max_linear_velocity: 657.2475,
+            max_angular_velocity: 4.819107,
+            min_velocity_for_restitution: 1.2938434,
+            contact_point_preserve_distance: 0.001152271,
+            contact_normal_preserve_cos: -0.3687675,
+            broad_phase: BroadPhaseKind::Sap,
+            layer_filter: LayerFilter::from_rows([
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295,
+            ])
+            .unwrap(),
+            allow_sleeping: false,
+            use_large_island_splitter: true,
+            time_before_sleep: 0.5,
+            point_velocity_sleep_threshold: 0.03,
+            use_body_pair_cache: true,
+            body_pair_cache_max_delta_position: 0.001,
+            body_pair_cache_max_delta_rotation: 0.034906585,
+            ..PhysicsSettings::default()
+        }
+    });
+    let _ = w.destroy_body(pick(&ids, 2552));
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Box {
+                half_extents: Vec3::new(0.7314694, 1.1173114, 0.27611956),
+            },
+            position: Vec3::new(4.597622, -8.664436, -13.222849),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(0.0, 0.0, 0.0),
+            angular_velocity: Vec3::new(0.0, 0.0, 0.0),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: -0.8071084,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 0,
+            user_data: 14263587720213409638,
+        })
+        .inspect(|&id| ids.push(id));
+    faulted += w.update(0.016666668, 4, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 1, &pools[0]).unwrap().bodies_faulted;
+    let _ = w.destroy_body(pick(&ids, 54747));
+    faulted += w.update(0.008333334, 1, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.016666668, 2, &pools[1]).unwrap().bodies_faulted;
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Capsule {
+                half_height: 1.1840775,
+                radius: 0.81867975,
+            },
+            position: Vec3::new(14.052843, -11.8247795, 4.6900444),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(0.0, 0.0, 0.0),
+            angular_velocity: Vec3::new(0.0, 0.0, 0.0),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: Some(0.50111103),
+            angular_damping: Some(0.89395994),
+            gravity_factor: 1.7349772,
+            allow_sleeping: false,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 0,
+            user_data: 6785716079929449773,
+        })
+        .inspect(|&id| ids.push(id));
+    faulted += w.update(0.008333334, 1, &pools[1]).unwrap().bodies_faulted;
+    let _ = w.set_linear_velocity(pick(&ids, 10155), Vec3::new(-2.8069296, -8.7826, -8.582951));
+    faulted += w.update(0.016666668, 2, &pools[2]).unwrap().bodies_faulted;
+    faulted += w.update(0.016666668, 1, &pools[1]).unwrap().bodies_faulted;
+    let _ = w
+        .create_joint(
+            &JointSettings::new(
+                Some(pick(&ids, 40004)),
+                Some(pick(&ids, 23091)),
+                JointFrame::new(
+                    Vec3::new(0.80188084, 0.5222521, 0.32709002),
+                    Vec3::new(0.015133798, -0.31854782, 0.94778585),
+                    Vec3::new(0.78322005, -0.5854643, -0.20927882),
+                ),
+                JointFrame::new(
+                    Vec3::new(-0.84611654, 0.8329315, -0.4475664),
+                    Vec3::new(0.2841084, -0.853114, -0.4375831),
+                    Vec3::new(-0.8353331, 0.0037837625, -0.54973125),
+                ),
+                JointKind::Point,
+            )
+            .with_collide_connected(false),
+        )
+        .inspect(|&j| joints.push(j));
+    faulted += w.update(0.016666668, 4, &pools[2]).unwrap().bodies_faulted;
+    let _ = if joints.is_empty() {
+        Ok(())
+    } else {
+        w.remove_joint(joints[12854_usize % joints.len().max(1)])
+    };
+    let _ = w.destroy_body(pick(&ids, 49291));
+    faulted += w.update(0.016666668, 4, &pools[1]).unwrap().bodies_faulted;
+    let _ = w
+        .create_and_add_body(&BodyCreationSettings {
+            shape: Shape::Capsule {
+                half_height: 1.3384501,
+                radius: 0.17594124,
+            },
+            position: Vec3::new(-6.8320923, -8.073837, 6.327053),
+            rotation: Quat::from_xyzw(0.0, 0.0, 0.0, 1.0),
+            linear_velocity: Vec3::new(4.595667, -7.38964, -9.468407),
+            angular_velocity: Vec3::new(-3.8786654, 2.350113, 4.093849),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Density(2117.5474),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: None,
+            angular_damping: None,
+            gravity_factor: 1.0,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: true,
+            object_layer: 0,
+            user_data: 1147750733555767518,
+        })
+        .inspect(|&id| ids.push(id));
+    faulted += w.update(0.016666668, 4, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.033333335, 2, &pools[2]).unwrap().bodies_faulted;
+    faulted += w.update(0.016666668, 2, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 2, &pools[1]).unwrap().bodies_faulted;
+    let _ = w.add_angular_impulse(
+        pick(&ids, 16759),
+        Vec3::new(12.240944, -18.240318, -6.5498066),
+    );
+    faulted += w.update(0.016666668, 4, &pools[1]).unwrap().bodies_faulted;
+    let _ = w.destroy_body(pick(&ids, 52109));
+    let _ = w
+        .create_joint(
+            &JointSettings::new(
+                Some(latest(&ids)),
+                Some(pick(&ids, 48758)),
+                JointFrame::new(
+                    Vec3::new(0.015922904, 0.7321117, 0.30347085),
+                    Vec3::new(1.0, 0.0, 0.0),
+                    Vec3::new(0.0, 1.0, 0.0),
+                ),
+                JointFrame::new(
+                    Vec3::new(-0.4638182, -0.17487788, 0.6446843),
+                    Vec3::new(1.0, 0.0, 0.0),
+                    Vec3::new(0.0, 1.0, 0.0),
+                ),
+                JointKind::Hinge(HingeJoint {
+                    limits: None,
+                    motor: JointMotor {
+                        mode: MotorMode::Velocity(4.556694),
+                        max_force: 386.60004,
+                    },
+                    max_friction: 1.9204376,
+                }),
+            )
+            .with_collide_connected(false),
+        )
+        .inspect(|&j| joints.push(j));
+    faulted += w.update(0.016666668, 1, &pools[2]).unwrap().bodies_faulted;
+    let _ = if joints.is_empty() {
+        Ok(())
+    } else {
+        w.set_joint_limits(
+            joints[7351_usize % joints.len().max(1)],
+            Some([-1.6192253, 1.7097297]),
+        )
+    };
+    let _ = w
+        .create_body(&BodyCreationSettings {
+            shape: Shape::Capsule {
+                half_height: 1.3613186,
+                radius: 0.47978196,
+            },
+            position: Vec3::new(13.979227, 13.020271, -3.772622),
+            rotation: Quat::from_xyzw(0.036817808, -0.28065947, -0.031051816, -0.9585982),
+            linear_velocity: Vec3::new(0.0, 0.0, 0.0),
+            angular_velocity: Vec3::new(0.0, 0.0, 0.0),
+            motion_type: MotionType::Dynamic,
+            mass: MassSpec::Density(1000.0),
+            friction: 0.2,
+            restitution: 0.0,
+            linear_damping: Some(0.09703457),
+            angular_damping: Some(0.08283669),
+            gravity_factor: 1.0,
+            allow_sleeping: true,
+            is_sensor: false,
+            contact_events: false,
+            object_layer: 0,
+            user_data: 12008648817165485415,
+        })
+        .inspect(|&id| ids.push(id));
+    faulted += w.update(0.016666668, 4, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.016666668, 1, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.016666668, 1, &pools[2]).unwrap().bodies_faulted;
+    let _ = w.set_settings(PhysicsSettings {
+        broad_phase: w.settings().broad_phase,
+        ..PhysicsSettings {
+            gravity: Vec3::new(-7.284376, 9.423595, -9.62393),
+            velocity_iterations: 10,
+            position_iterations: 2,
+            baumgarte: 0.2,
+            speculative_contact_distance: 0.02,
+            penetration_slop: 0.02,
+            max_penetration_distance: 0.2,
+            linear_damping: 0.05,
+            angular_damping: 0.05,
+            max_linear_velocity: 500.0,
+            max_angular_velocity: 47.12389,
+            min_velocity_for_restitution: 1.0,
+            contact_point_preserve_distance: 0.01,
+            contact_normal_preserve_cos: 0.9961947,
+            broad_phase: BroadPhaseKind::BruteForce,
+            layer_filter: LayerFilter::from_rows([
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295, 4294967295,
+                4294967295, 4294967295, 4294967295, 4294967295,
+            ])
+            .unwrap(),
+            allow_sleeping: true,
+            use_large_island_splitter: true,
+            time_before_sleep: 0.4851665,
+            point_velocity_sleep_threshold: 0.0975663,
+            use_body_pair_cache: false,
+            body_pair_cache_max_delta_position: 0.001,
+            body_pair_cache_max_delta_rotation: 0.034906585,
+            ..PhysicsSettings::default()
+        }
+    });
+    faulted += w.update(0.008333334, 1, &pools[0]).unwrap().bodies_faulted;
+    let _ = w.set_position(
+        pick(&ids, 49543),
+        Vec3::new(-13.790803, -8.674202, 13.0753765),
+    );
+    let _ = w
+        .create_joint(
+            &JointSettings::new(
+                Some(pick(&ids, 50902)),
+                Some(pick(&ids, 7379)),
+                JointFrame::new(
+                    Vec3::new(0.4686272, 0.51822054, -0.5917678),
+                    Vec3::new(1.0, 0.0, 0.0),
+                    Vec3::new(0.0, 1.0, 0.0),
+                ),
+                JointFrame::new(
+                    Vec3::new(0.34412062, -0.22662878, 0.6289774),
+                    Vec3::new(-0.3100904, -0.33272853, -0.8905817),
+                    Vec3::new(0.93015766, 0.08753368, -0.35657358),
+                ),
+                JointKind::Fixed,
+            )
+            .with_collide_connected(false),
+        )
+        .inspect(|&j| joints.push(j));
+    let _ = w.set_linear_velocity(
+        pick(&ids, 55051),
+        Vec3::new(-5.2797318, 2.2319527, -5.5811834),
+    );
+    let _ = w.add_body(pick(&ids, 32498));
+    faulted += w.update(0.016666668, 1, &pools[2]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 1, &pools[2]).unwrap().bodies_faulted;
+    let _ = w
+        .create_joint(
+            &JointSettings::new(
+                Some(latest(&ids)),
+                Some(pick(&ids, 4326)),
+                JointFrame::new(
+                    Vec3::new(-0.52914655, 0.19390106, 0.7101524),
+                    Vec3::new(-0.46635517, -0.028091282, -0.8841513),
+                    Vec3::new(-0.6076853, 0.7364999, 0.29713014),
+                ),
+                JointFrame::new(
+                    Vec3::new(0.64622295, 0.56532276, -0.30748415),
+                    Vec3::new(-0.085056886, 0.50627226, 0.8581688),
+                    Vec3::new(-0.6495722, 0.62491906, -0.43304977),
+                ),
+                JointKind::Hinge(HingeJoint {
+                    limits: None,
+                    motor: JointMotor {
+                        mode: MotorMode::Off,
+                        max_force: 0.0,
+                    },
+                    max_friction: 3.161446,
+                }),
+            )
+            .with_collide_connected(false),
+        )
+        .inspect(|&j| joints.push(j));
+    faulted += w.update(0.016666668, 4, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.008333334, 1, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.008333334, 1, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.033333335, 4, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 1, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.033333335, 2, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.016666668, 1, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 1, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.008333334, 2, &pools[0]).unwrap().bodies_faulted;
+    let _ = w.set_position(
+        pick(&ids, 9106),
+        Vec3::new(-11.300404, -9.8391075, 12.761602),
+    );
+    faulted += w.update(0.004, 1, &pools[1]).unwrap().bodies_faulted;
+    let _ = w.add_impulse(latest(&ids), Vec3::new(33.641113, 48.9404, -4.544121));
+    let _ = w
+        .create_joint(
+            &JointSettings::new(
+                Some(pick(&ids, 6018)),
+                Some(pick(&ids, 28178)),
+                JointFrame::new(
+                    Vec3::new(0.038926363, 1000000.0, 0.74705446),
+                    Vec3::new(0.6337974, 0.1679003, 0.7550565),
+                    Vec3::new(-0.7027197, -0.282946, 0.6527837),
+                ),
+                JointFrame::new(
+                    Vec3::new(0.54839206, -0.5519674, 0.5511892),
+                    Vec3::new(0.7661733, 0.12977967, -0.6293931),
+                    Vec3::new(0.6426064, -0.16379678, 0.74848354),
+                ),
+                JointKind::Fixed,
+            )
+            .with_collide_connected(false),
+        )
+        .inspect(|&j| joints.push(j));
+    let _ = w.set_position(latest(&ids), Vec3::new(11.08856, -0.411685, -8.957432));
+    faulted += w.update(0.008333334, 4, &pools[2]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 2, &pools[1]).unwrap().bodies_faulted;
+    faulted += w.update(0.004, 4, &pools[2]).unwrap().bodies_faulted;
+    faulted += w.update(0.008333334, 1, &pools[2]).unwrap().bodies_faulted;
+    faulted += w.update(0.033333335, 1, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.033333335, 4, &pools[0]).unwrap().bodies_faulted;
+    faulted += w.update(0.033333335, 1, &pools[1]).unwrap().bodies_faulted;
+    let _ = (&mut ids, &mut joints, &foreign);
+    assert_eq!(faulted, 0, "bodies faulted");
+    assert_all_finite(&w);
+}

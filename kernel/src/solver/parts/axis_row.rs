@@ -21,7 +21,10 @@
 //! mass `1 / (K + γ)`; each pass solves `J v + γ λ = target`.
 
 use super::block2::Jacobian;
-use super::{apply_row, clamp, push, row_inverse_mass, select_mask, Masses, Row, Row3};
+use super::{
+    apply_row, clamp, push, row_inverse_mass, select_mask, Masses, Row, Row3,
+    MAX_POSITION_CORRECTION,
+};
 use crate::solver::bodies::PairVelocity;
 use crate::solver::poses::PairPose;
 use archipelago_simd::{Lane, Real, V3};
@@ -289,7 +292,9 @@ pub(crate) fn solve_position<R: Real>(
 ) {
     let k = inverse_mass(m, j);
     let on = R::and(R::and(on, k.gt(R::zero())), error.abs().gt(R::zero()));
-    let d = R::select(on, -(beta * error) / k, R::zero());
+    let cap = R::splat(MAX_POSITION_CORRECTION);
+    let want = (beta * error).max(-cap).min(cap);
+    let d = R::select(on, -want / k, R::zero());
     push(
         pose,
         m,

@@ -115,6 +115,16 @@ pub(crate) fn clamp<R: Real>(x: R, lo: R, hi: R) -> R {
     R::select(x.gt(hi), hi, x)
 }
 
+/// The largest correction one position push of a joint row makes: a gap
+/// (m) of the point and slider blocks, a row's error (m, or rad for the
+/// angle rows) times the joint Baumgarte factor. Box2D caps its joints the
+/// same way (`b2_maxLinearCorrection`, 0.2 m): an anchor kilometres from
+/// where it should be (a teleported body, an absurd anchor) is closed over
+/// many steps instead of flinging both bodies in one, which with a lever
+/// arm of 1e6 m drove them non-finite. Joints within 0.2 m / 0.35 = 0.57 m
+/// of their target (every joint in normal use) never meet the cap.
+pub(crate) const MAX_POSITION_CORRECTION: f32 = 0.2;
+
 /// A 2×2 symmetric `[[a, b], [b, d]]` inverted, as `(a', b', d')`, and
 /// whether it was invertible (well conditioned relative to its diagonal).
 #[inline(always)]

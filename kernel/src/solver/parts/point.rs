@@ -4,7 +4,10 @@
 //! `K = (m_a⁻¹ + m_b⁻¹) E + [r_a]× I_a⁻¹ [r_a]×ᵀ + [r_b]× I_b⁻¹ [r_b]×ᵀ`.
 //! Used by fixed, point, hinge and swing-twist joints.
 
-use super::{apply_linear, inverse_3, load_m3, push, store_m3, Masses, Row, Row3, Rows33};
+use super::{
+    apply_linear, inverse_3, load_m3, push, store_m3, Masses, Row, Row3, Rows33,
+    MAX_POSITION_CORRECTION,
+};
 use crate::solver::bodies::PairVelocity;
 use crate::solver::poses::PairPose;
 use archipelago_simd::{Lane, Real, M3, V3};
@@ -130,7 +133,12 @@ pub(crate) fn solve_position<R: Real>(
     let c = (pose.xb + rb) - (pose.xa + ra);
     let (k_inv, ok) = effective_mass(m, ra, rb);
     let on = R::and(on, ok);
-    let d = k_inv.mul_vec(c.scale(-beta));
+    let want = c.scale(beta);
+    let len2 = want.length_squared();
+    let cap = R::splat(MAX_POSITION_CORRECTION);
+    let shrink = len2.gt(cap * cap);
+    let want = want.scale(R::select(shrink, cap / len2.sqrt(), R::splat(1.0)));
+    let d = k_inv.mul_vec(-want);
     let (ta, tb) = (m.ia.mul_vec(ra.cross(d)), m.ib.mul_vec(rb.cross(d)));
     push(pose, m, d, ta, tb, on);
 }
