@@ -314,8 +314,16 @@ impl Gen {
     }
 
     pub fn broad_phase(&mut self) -> BroadPhaseKind {
-        match self.rng.below(5) {
+        match self.rng.below(7) {
             0 | 1 => BroadPhaseKind::Sap,
+            5 => BroadPhaseKind::MbpFitted {
+                subdivisions: if self.hostile() {
+                    self.rng.pick(&[0, 17, u32::MAX, 16])
+                } else {
+                    1 + self.rng.below(8) as u32
+                },
+            },
+            6 => BroadPhaseKind::Auto,
             2 | 3 => BroadPhaseKind::Mbp(MbpSettings {
                 world_min: self.vec3_in(-60.0, -20.0),
                 world_max: self.vec3_in(20.0, 60.0),
