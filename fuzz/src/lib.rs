@@ -87,14 +87,19 @@ pub fn campaign(
     let heartbeat = Arc::new(AtomicU64::new(0));
     let where_ = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
+    // Shrinking replays the case many times without a heartbeat and may
+    // take minutes: the watchdog waits it out (it once reported a shrink
+    // as a hang of the call the failure was found at).
+    let shrinking = Arc::new(AtomicBool::new(false));
     let watchdog = {
         let (heartbeat, where_, done) = (heartbeat.clone(), where_.clone(), done.clone());
+        let shrinking = shrinking.clone();
         std::thread::spawn(move || {
             let mut last = (u64::MAX, Instant::now());
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(200));
                 let beat = heartbeat.load(Ordering::Relaxed);
-                if beat != last.0 {
+                if beat != last.0 || shrinking.load(Ordering::Relaxed) {
                     last = (beat, Instant::now());
                 } else if last.1.elapsed() > hang_after {
                     let w = where_.load(Ordering::Relaxed);
@@ -126,7 +131,9 @@ pub fn campaign(
         let result = run_case(&case, &pools, &mut report.tally, &progress);
         report.cases += 1;
         if let Err(failure) = result {
+            shrinking.store(true, Ordering::Relaxed);
             let (small, failure) = shrink::shrink(&case, &failure, &pools);
+            shrinking.store(false, Ordering::Relaxed);
             report.found = Some(Found {
                 seed,
                 case_index: index,
