@@ -672,6 +672,20 @@ impl Mbp {
                 self.changed.push(k as u32);
             }
         }
+        // (every body stayed inside its regions: no jobs to run)
+        if !self.changed.is_empty() {
+            self.file_region_lists(ctx);
+            ctx.serial("mbp bodies", || self.file_changes());
+        }
+        self.queue.clear_removed();
+        self.queue.clear_moved();
+        self.queue.clear_added();
+    }
+
+    /// Every region's list edits of the changed bodies, in queue order
+    /// (parallel over regions).
+    fn file_region_lists(&mut self, ctx: &StepCtx) {
+        let (queue, membership) = (&self.queue, &self.membership);
         let (changed, placed) = (&self.changed, &self.placed);
         ctx.par_chunks_mut(
             "mbp region lists",
@@ -696,7 +710,6 @@ impl Mbp {
                 0
             },
         );
-        ctx.serial("mbp bodies", || self.file_changes());
     }
 
     /// The per-body bookkeeping of the filed changes, in queue order.
@@ -734,9 +747,6 @@ impl Mbp {
                 }
             }
         }
-        self.queue.clear_removed();
-        self.queue.clear_moved();
-        self.queue.clear_added();
     }
 
     /// Joins the regions' pairs in region order (each region kept only the

@@ -293,7 +293,7 @@ pub(crate) fn solve_position<R: Real>(
     let k = inverse_mass(m, j);
     let on = R::and(R::and(on, k.gt(R::zero())), error.abs().gt(R::zero()));
     let cap = R::splat(MAX_POSITION_CORRECTION);
-    let want = (beta * error).max(-cap).min(cap);
+    let want = clamp(beta * error, -cap, cap);
     let d = R::select(on, -want / k, R::zero());
     push(
         pose,

@@ -5,7 +5,7 @@
 //! `HingeRotationConstraintPart`) converges where two coupled single rows
 //! would fight.
 
-use super::{inverse_sym2, push, row_inverse_mass, Masses, Row, Row3, MAX_POSITION_CORRECTION};
+use super::{correction_scale, inverse_sym2, push, row_inverse_mass, Masses, Row, Row3};
 use crate::solver::bodies::PairVelocity;
 use crate::solver::poses::PairPose;
 use archipelago_simd::{Lane, Real, V3};
@@ -156,9 +156,7 @@ pub(crate) fn solve_position<R: Real>(
     let (a, b, d, ok) = k_inverse(m, j);
     let on = R::and(on, ok);
     let (c1, c2) = (-beta * c[0], -beta * c[1]);
-    let len2 = c1 * c1 + c2 * c2;
-    let cap = R::splat(MAX_POSITION_CORRECTION);
-    let s = R::select(len2.gt(cap * cap), cap / len2.sqrt(), R::splat(1.0));
+    let s = correction_scale(c1 * c1 + c2 * c2);
     let (c1, c2) = (c1 * s, c2 * s);
     let (d1, d2) = (a * c1 + b * c2, b * c1 + d * c2);
     let dx = j[0].n.scale(d1) + j[1].n.scale(d2);

@@ -125,6 +125,14 @@ pub(crate) fn clamp<R: Real>(x: R, lo: R, hi: R) -> R {
 /// of their target (every joint in normal use) never meet the cap.
 pub(crate) const MAX_POSITION_CORRECTION: f32 = 0.2;
 
+/// The factor that shortens a correction of squared length `len2` to at
+/// most [`MAX_POSITION_CORRECTION`] (1 where it is shorter).
+#[inline(always)]
+pub(crate) fn correction_scale<R: Real>(len2: R) -> R {
+    let cap = R::splat(MAX_POSITION_CORRECTION);
+    R::select(len2.gt(cap * cap), cap / len2.sqrt(), R::splat(1.0))
+}
+
 /// A 2×2 symmetric `[[a, b], [b, d]]` inverted, as `(a', b', d')`, and
 /// whether it was invertible (well conditioned relative to its diagonal).
 #[inline(always)]

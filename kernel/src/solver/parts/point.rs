@@ -5,8 +5,7 @@
 //! Used by fixed, point, hinge and swing-twist joints.
 
 use super::{
-    apply_linear, inverse_3, load_m3, push, store_m3, Masses, Row, Row3, Rows33,
-    MAX_POSITION_CORRECTION,
+    apply_linear, correction_scale, inverse_3, load_m3, push, store_m3, Masses, Row, Row3, Rows33,
 };
 use crate::solver::bodies::PairVelocity;
 use crate::solver::poses::PairPose;
@@ -134,10 +133,7 @@ pub(crate) fn solve_position<R: Real>(
     let (k_inv, ok) = effective_mass(m, ra, rb);
     let on = R::and(on, ok);
     let want = c.scale(beta);
-    let len2 = want.length_squared();
-    let cap = R::splat(MAX_POSITION_CORRECTION);
-    let shrink = len2.gt(cap * cap);
-    let want = want.scale(R::select(shrink, cap / len2.sqrt(), R::splat(1.0)));
+    let want = want.scale(correction_scale(want.length_squared()));
     let d = k_inv.mul_vec(-want);
     let (ta, tb) = (m.ia.mul_vec(ra.cross(d)), m.ib.mul_vec(rb.cross(d)));
     push(pose, m, d, ta, tb, on);
