@@ -358,6 +358,11 @@ impl QueryTrees {
 struct RayLanes {
     o: [f32x8; 3],
     inv: [f32x8; 3],
+    /// `o * inv`: a slab distance is then one fused `lo * inv - o * inv`.
+    /// Past 3.4e8 m along an axis the ray is parallel to, this overflows
+    /// to an infinity that reads as a miss, which it is: no body reaches
+    /// there (`MAX_COORDINATE` plus `MAX_SHAPE_SIZE`).
+    oi: [f32x8; 3],
 }
 
 impl RayLanes {
@@ -370,9 +375,11 @@ impl RayLanes {
             }
         };
         let (o, d) = (r.origin.to_array(), r.direction.to_array());
+        let i = d.map(inv);
         Self {
             o: o.map(f32x8::splat),
-            inv: d.map(|d| f32x8::splat(inv(d))),
+            inv: i.map(f32x8::splat),
+            oi: [0, 1, 2].map(|a| f32x8::splat(o[a] * i[a])),
         }
     }
 
@@ -388,8 +395,8 @@ impl RayLanes {
         // instructions do: `min`/`max` would add a NaN test and a blend
         // to each of these twelve.
         for a in 0..3 {
-            let t0 = (lo[a] - self.o[a]) * self.inv[a];
-            let t1 = (hi[a] - self.o[a]) * self.inv[a];
+            let t0 = lo[a].mul_sub(self.inv[a], self.oi[a]);
+            let t1 = hi[a].mul_sub(self.inv[a], self.oi[a]);
             near = near.fast_max(t0.fast_min(t1));
             far = far.fast_min(t0.fast_max(t1));
         }
@@ -503,6 +510,18 @@ impl PhysicsSystem {
                 }
                 let (t, mut mask) = lanes.enter(tree, node as usize, limit);
                 let children = tree.nodes[node as usize].child;
+                if mask.is_power_of_two() {
+                    // one lane entered (the common case low in the tree)
+                    let l = mask.trailing_zeros() as usize;
+                    let c = children[l];
+                    if c & LEAF != 0 {
+                        consider(c & !LEAF, self, &mut limit);
+                    } else {
+                        stack[top] = (c, t[l]);
+                        top += 1;
+                    }
+                    continue;
+                }
                 // the lanes the ray enters, nearest first
                 let mut order = [(0.0f32, 0u32); WIDTH];
                 let mut n = 0;

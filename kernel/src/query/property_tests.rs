@@ -445,7 +445,7 @@ fn bad_rays_and_boxes_are_refused() {
 }
 
 #[test]
-fn packed_trees_stay_within_their_node_bound() {
+fn trees_stay_within_their_node_bound_and_are_wide() {
     use super::tree::{QueryTree, MAX_DEPTH, WIDTH};
     let mut r = TestRng(9);
     let mut w = PhysicsSystem::new(
@@ -489,9 +489,112 @@ fn packed_trees_stay_within_their_node_bound() {
             }
         }
         assert_eq!(seen, slots.len());
-        // packed: ceil(log8 n) levels of nodes (one for up to 8 bodies)
-        let packed = (1..).find(|&d| WIDTH.pow(d as u32) >= slots.len()).unwrap();
-        assert_eq!(t.depth(), packed, "{} bodies", slots.len());
+        // wide: every node over more than 8 bodies has all 8 lanes
+        for node in &t.nodes {
+            let full = node.child.iter().all(|&c| c != super::tree::EMPTY);
+            let bodies_only = node.child.iter().all(|&c| c & super::tree::LEAF != 0);
+            assert!(full || bodies_only, "{} bodies", slots.len());
+        }
         assert!(t.depth() <= MAX_DEPTH);
     }
+}
+
+/// Bodies in geometric rows (each 2^(1/10) farther out and bigger than
+/// the last) deepen a surface-area build (10 levels for 600 bodies where
+/// medians need 4); it stays within `MAX_DEPTH` and its node bound, the
+/// median levels alone give the balanced depth `SAH_DEPTH` falls back to,
+/// and rays find what the loop over every body finds.
+#[test]
+fn a_geometric_row_of_bodies_stays_within_the_depth_bound() {
+    use super::tree::{QueryTree, MAX_DEPTH, SAH_DEPTH};
+    let mut w = PhysicsSystem::new(
+        Capacities {
+            max_bodies: 600,
+            ..Capacities::default()
+        },
+        PhysicsSettings::default(),
+    )
+    .unwrap();
+    let mut slots = Vec::new();
+    for k in 0..600 {
+        // positions grow by 2^(1/10) a body and sizes with them, up to
+        // 2^20 (1e6 m) over a row of 200; three rows
+        let g = 2f32.powf((k % 200) as f32 / 10.0);
+        let s = BodyCreationSettings::new(
+            Shape::Sphere { radius: 0.01 * g },
+            Vec3::new(g, (k / 200) as f32, 0.0),
+            MotionType::Static,
+        );
+        slots.push(w.create_and_add_body(&s).unwrap().index());
+    }
+    let mut leaf_of = vec![u32::MAX; 600];
+    let mut t = QueryTree::new(slots.len());
+    t.build(&slots, &w.bodies, &mut leaf_of);
+    println!(
+        "geometric row of 600 bodies: depth {} (surface area to {SAH_DEPTH}, bound {MAX_DEPTH}), {} nodes",
+        t.depth(),
+        t.nodes.len()
+    );
+    assert!(t.depth() <= MAX_DEPTH);
+    assert!(t.nodes.len() <= QueryTree::max_nodes(slots.len()));
+    // the median levels alone: each child at most an eighth (rounded up)
+    // of its parent, so ceil(log8 600) = 4 levels (one for 8 bodies)
+    t.build_to(&slots, &w.bodies, &mut leaf_of, 0);
+    println!("the same by medians only: depth {}", t.depth());
+    assert_eq!(t.depth(), 4);
+    assert!(t.nodes.len() <= QueryTree::max_nodes(slots.len()));
+    w.optimize_query_trees();
+    let f = QueryFilter::default();
+    for k in 0..600 {
+        let x = 2f32.powf((k % 200) as f32 / 10.0) * (1.0 + 0.003 * (k / 200) as f32);
+        let ray = Ray::new(Vec3::new(x, 5.0, 0.0), Vec3::NEG_Y, 10.0).unwrap();
+        let want = brute_ray_all(&w, &ray, &f)
+            .first()
+            .map(|h| (h.body, h.distance));
+        let got = w.cast_ray(&ray, &f).map(|h| (h.body, h.distance));
+        assert_eq!(got.map(|g| g.0), want.map(|w| w.0), "ray {k}");
+    }
+}
+
+/// A floor far larger than the bodies on it goes into the root's lanes
+/// (where every ray tests it once) instead of down the path to a leaf
+/// node, where every ray would enter each node on the way.
+#[test]
+fn a_floor_far_larger_than_the_bodies_sits_in_the_root() {
+    use super::tree::{QueryTree, WIDTH};
+    let mut r = TestRng(12);
+    let mut w = PhysicsSystem::new(
+        Capacities {
+            max_bodies: 2001,
+            ..Capacities::default()
+        },
+        PhysicsSettings::default(),
+    )
+    .unwrap();
+    let floor = BodyCreationSettings::new(
+        Shape::Box {
+            half_extents: Vec3::new(100.0, 1.0, 100.0),
+        },
+        Vec3::new(0.0, -1.0, 0.0),
+        MotionType::Static,
+    );
+    let mut slots = vec![w.create_and_add_body(&floor).unwrap().index()];
+    for _ in 0..2000 {
+        let p = Vec3::new(r.f(-40.0, 40.0), r.f(0.3, 3.0), r.f(-40.0, 40.0));
+        let s = BodyCreationSettings::new(random_shape(&mut r), p, MotionType::Static);
+        slots.push(w.create_and_add_body(&s).unwrap().index());
+    }
+    let mut leaf_of = vec![u32::MAX; 2001];
+    let mut t = QueryTree::new(slots.len());
+    t.build(&slots, &w.bodies, &mut leaf_of);
+    println!(
+        "floor and 2000 bodies: floor at node {}, tree cost {:.1} (root area = 1)",
+        leaf_of[slots[0] as usize] as usize / WIDTH,
+        t.cost()
+    );
+    assert_eq!(
+        leaf_of[slots[0] as usize] as usize / WIDTH,
+        0,
+        "in the root"
+    );
 }

@@ -3,13 +3,21 @@
 //! `f32x8` compare tests a ray or a box against every child at once
 //! (Embree's BVH8 layout; Jolt's quad tree is the same idea four wide).
 //!
-//! Build is top-down and packed (sort-tile-recursive): a node over `n`
-//! bodies cuts them, along the longest axis of their centres, into groups
-//! of `s` bodies, `s` the largest power of 8 below `n`, so every subtree
-//! but the last of each node is full and a tree of `n` bodies has about
-//! `n / 7` nodes and depth `ceil(log8 n)`. Cuts order bodies by centre
-//! and then by slot, a total order: the same bodies give the same tree
-//! whatever order they arrive in, and nothing depends on thread timing.
+//! Build is top-down and wide (Embree's BVH8 build): a node over more
+//! than eight bodies starts as one child and splits a child in two until
+//! it has eight, each split the binned surface-area split of Wald (the
+//! plane between 16 bins of the centres, on any axis, that minimises
+//! area × bodies on both sides), always splitting the child of the
+//! largest area. A ray pays for every box it enters, so this is what a
+//! ray's cost follows: a floor or terrain far larger than the bodies on
+//! it goes into the root's lanes and not down the path to every leaf, as
+//! a packed (sort-tile-recursive) cut of the centres would put it, and
+//! each node's lanes fit the bodies' clusters. Below [`SAH_DEPTH`] levels
+//! the splits fall back to object medians, which bounds the depth for
+//! any input. Each split orders bodies by centre and then by slot (a
+//! total order), and the slots arrive sorted: the same bodies give the
+//! same tree whatever order they were added in, and nothing depends on
+//! thread timing.
 //!
 //! Nodes are stored in pre-order (a parent before its children, each
 //! subtree contiguous), so a refit is one backwards sweep, and a body's
@@ -31,8 +39,11 @@ pub(crate) const EMPTY: u32 = u32::MAX;
 pub(crate) const LEAF: u32 = 1 << 31;
 
 /// A deeper tree than this is impossible for the body counts the kernel
-/// accepts (8^10 bodies); traversal stacks are sized from it.
-pub(crate) const MAX_DEPTH: usize = 10;
+/// accepts: [`SAH_DEPTH`] levels of surface-area splits, then median
+/// levels each holding at most an eighth (rounded up) of their parent's
+/// bodies, 7 of them for [`MAX_BODIES`](crate::limits::MAX_BODIES) = 2^23,
+/// and one of margin. Traversal stacks are sized from it.
+pub(crate) const MAX_DEPTH: usize = SAH_DEPTH + 8;
 
 /// Traversal stack entries: each level pushes at most 7 siblings beside
 /// the child it descends into.
@@ -90,6 +101,8 @@ impl Node {
 struct Item {
     slot: u32,
     centre: [f32; 3],
+    lo: [f32; 3],
+    hi: [f32; 3],
 }
 
 /// Where a body sits in a tree: `node * WIDTH + lane`.
@@ -131,17 +144,19 @@ impl QueryTree {
         }
     }
 
-    /// Nodes a packed tree of `n` bodies can need: every node but one per
-    /// level of each full subtree is full, so `n / 7` plus a node per
-    /// level per partial group; `n / 4 + 2 * MAX_DEPTH` bounds it
-    /// (checked over 0..5,000 bodies in the tests).
+    /// Nodes a tree of `n` bodies can need. Every node over more than 8
+    /// bodies has 8 children and every other node has only bodies, so a
+    /// subtree of `m >= 2` bodies has at most `(4m - 1) / 7` nodes (by
+    /// induction: one plus its children's, a lone body counting as
+    /// 3/7); rounding up also covers the single-body tree (checked
+    /// over 0..5,000 bodies in the tests).
     pub fn max_nodes(n: usize) -> usize {
-        n / 4 + 2 * MAX_DEPTH
+        (4 * n).div_ceil(7)
     }
 
     pub const fn bytes_per_body() -> usize {
-        // nodes and parents (a quarter per body) and the build's items
-        (std::mem::size_of::<Node>() + 4) / 4 + std::mem::size_of::<Item>()
+        // nodes and parents (four sevenths per body) and the build's items
+        (std::mem::size_of::<Node>() + 4) * 4 / 7 + 1 + std::mem::size_of::<Item>()
     }
 
     /// Levels of nodes (0 for an empty tree).
@@ -166,6 +181,18 @@ impl QueryTree {
 
     /// Rebuilds the tree over `slots`; `leaf_of[slot]` is set for each.
     pub fn build(&mut self, slots: &[u32], bodies: &Bodies, leaf_of: &mut [LeafRef]) {
+        self.build_to(slots, bodies, leaf_of, SAH_DEPTH);
+    }
+
+    /// [`build`](Self::build) with surface-area splits above depth
+    /// `sah_depth` only (the tests take the median levels alone).
+    pub(crate) fn build_to(
+        &mut self,
+        slots: &[u32],
+        bodies: &Bodies,
+        leaf_of: &mut [LeafRef],
+        sah_depth: usize,
+    ) {
         self.nodes.clear();
         self.parent.clear();
         self.items.clear();
@@ -178,11 +205,13 @@ impl QueryTree {
                     0.5 * (lo[1] + hi[1]),
                     0.5 * (lo[2] + hi[2]),
                 ],
+                lo,
+                hi,
             }
         }));
         if !self.items.is_empty() {
             let mut items = std::mem::take(&mut self.items);
-            self.build_node(&mut items, bodies, EMPTY, leaf_of, 1);
+            self.build_node(&mut items, EMPTY, leaf_of, 1, sah_depth.min(SAH_DEPTH));
             self.items = items;
         }
         self.built_cost = self.cost();
@@ -191,10 +220,10 @@ impl QueryTree {
     fn build_node(
         &mut self,
         items: &mut [Item],
-        bodies: &Bodies,
         parent: u32,
         leaf_of: &mut [LeafRef],
         depth: usize,
+        sah_depth: usize,
     ) -> u32 {
         let at = self.nodes.len() as u32;
         self.nodes.push(Node::EMPTY);
@@ -202,29 +231,52 @@ impl QueryTree {
         let n = items.len();
         if n <= WIDTH {
             for (lane, it) in items.iter().enumerate() {
-                self.nodes[at as usize].set(lane, LEAF | it.slot, body_box(bodies, it.slot));
+                self.nodes[at as usize].set(lane, LEAF | it.slot, (it.lo, it.hi));
                 leaf_of[it.slot as usize] = at * WIDTH as u32 + lane as u32;
             }
             return at;
         }
-        debug_assert!(depth < MAX_DEPTH, "a packed tree is ceil(log8 n) deep");
-        let mut s = 1;
-        while s * WIDTH < n {
-            s *= WIDTH;
+        debug_assert!(depth < MAX_DEPTH, "see MAX_DEPTH");
+        let sah = depth < sah_depth;
+        // Children as item ranges with their boxes: start with one and
+        // split a child until there are eight (Embree's wide build). The
+        // surface-area build splits the child of the largest area (where a
+        // ray is likeliest to pay), the fallback the most populous one.
+        let mut ranges = [(0usize, 0usize, bounds_of(items)); WIDTH];
+        ranges[0].1 = n;
+        for count in 1..WIDTH {
+            let key = |&(a, b, bx): &(usize, usize, Bounds)| {
+                if b - a < 2 {
+                    -1.0
+                } else if sah {
+                    half_area(bx)
+                } else {
+                    (b - a) as f32
+                }
+            };
+            // the first of equal keys: no order but the items' decides
+            let mut pick = 0;
+            for k in 1..count {
+                if key(&ranges[k]) > key(&ranges[pick]) {
+                    pick = k;
+                }
+            }
+            let (a, b, _) = ranges[pick];
+            let mid = a + split(&mut items[a..b], sah);
+            ranges[pick] = (a, mid, bounds_of(&items[a..mid]));
+            ranges[count] = (mid, b, bounds_of(&items[mid..b]));
         }
-        let groups = n.div_ceil(s);
-        let mut cuts = [0usize; WIDTH + 1];
-        let mut count = 0;
-        cut_groups(items, 0, groups, s, &mut cuts, &mut count);
-        cuts[count] = n;
-        for lane in 0..groups {
-            let group = &mut items[cuts[lane]..cuts[lane + 1]];
+        // lanes in item order, so the subtrees follow each other in
+        // pre-order as the lanes do
+        ranges.sort_unstable_by_key(|r| r.0);
+        for (lane, &(a, b, bx)) in ranges.iter().enumerate() {
+            let group = &mut items[a..b];
             if group.len() == 1 {
                 let slot = group[0].slot;
-                self.nodes[at as usize].set(lane, LEAF | slot, body_box(bodies, slot));
+                self.nodes[at as usize].set(lane, LEAF | slot, bx);
                 leaf_of[slot as usize] = at * WIDTH as u32 + lane as u32;
             } else {
-                let child = self.build_node(group, bodies, at, leaf_of, depth + 1);
+                let child = self.build_node(group, at, leaf_of, depth + 1, sah_depth);
                 let b = self.nodes[child as usize].bounds();
                 self.nodes[at as usize].set(lane, child, b);
             }
@@ -357,31 +409,75 @@ fn refit_node(nodes: &mut [Node], k: usize, base: usize, bodies: &Bodies) {
     }
 }
 
-/// Cuts `items` into `groups` groups of `s` (the last smaller) by binary
-/// cuts along the longest axis of each part's centres; writes each
-/// group's start at `cuts[*count..]`.
-fn cut_groups(
-    items: &mut [Item],
-    base: usize,
-    groups: usize,
-    s: usize,
-    cuts: &mut [usize; WIDTH + 1],
-    count: &mut usize,
-) {
-    if groups == 1 {
-        cuts[*count] = base;
-        *count += 1;
-        return;
-    }
+/// Bins per axis of a surface-area split (Wald's binned SAH; more bins
+/// change the cost of the trees here by well under a percent).
+const SAH_BINS: usize = 16;
+
+/// Nodes this deep or deeper split by object median instead of surface
+/// area. Surface area alone can chain a tree as deep as the bodies are
+/// many (sizes or positions growing geometrically); from here on each
+/// node's children hold at most an eighth of its bodies (rounded up),
+/// which bounds the depth (see [`MAX_DEPTH`]).
+pub(crate) const SAH_DEPTH: usize = 16;
+
+type Bounds = ([f32; 3], [f32; 3]);
+
+fn bounds_of(items: &[Item]) -> Bounds {
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
-    for it in items.iter() {
+    for it in items {
+        for a in 0..3 {
+            lo[a] = lo[a].min(it.lo[a]);
+            hi[a] = hi[a].max(it.hi[a]);
+        }
+    }
+    (lo, hi)
+}
+
+fn centre_bounds(items: &[Item]) -> Bounds {
+    let mut lo = [f32::INFINITY; 3];
+    let mut hi = [f32::NEG_INFINITY; 3];
+    for it in items {
         for a in 0..3 {
             lo[a] = lo[a].min(it.centre[a]);
             hi[a] = hi[a].max(it.centre[a]);
         }
     }
-    let ext = [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]];
+    (lo, hi)
+}
+
+/// The bin of centre coordinate `c` on an axis whose centres start at
+/// `lo`, `scale` bins per metre.
+#[inline(always)]
+fn bin(c: f32, lo: f32, scale: f32) -> usize {
+    // `as` saturates: a negative rounding goes to bin 0
+    (((c - lo) * scale) as usize).min(SAH_BINS - 1)
+}
+
+/// Reorders `items` (two or more) into a left and a right part and
+/// returns the left part's length, both parts non-empty: the binned
+/// surface-area split (the plane between bins, over all three axes,
+/// minimising area × bodies summed over both sides; the first of equal
+/// costs), or when `sah` is off or every centre coincides, the object
+/// median along the longest axis of the centres (by centre, then slot).
+fn split(items: &mut [Item], sah: bool) -> usize {
+    let (clo, chi) = centre_bounds(items);
+    if sah {
+        if let Some((axis, plane, scale)) = best_plane(items, clo, chi) {
+            let goes_left = |it: &Item| bin(it.centre[axis], clo[axis], scale) < plane;
+            let (mut i, mut j) = (0, items.len());
+            while i < j {
+                if goes_left(&items[i]) {
+                    i += 1;
+                } else {
+                    j -= 1;
+                    items.swap(i, j);
+                }
+            }
+            return i;
+        }
+    }
+    let ext = [chi[0] - clo[0], chi[1] - clo[1], chi[2] - clo[2]];
     let axis = if ext[0] >= ext[1] && ext[0] >= ext[2] {
         0
     } else if ext[1] >= ext[2] {
@@ -389,14 +485,63 @@ fn cut_groups(
     } else {
         2
     };
-    let left = groups / 2;
-    let cut = left * s;
-    items.select_nth_unstable_by(cut, |a, b| {
+    let mid = items.len() / 2;
+    items.select_nth_unstable_by(mid, |a, b| {
         a.centre[axis]
             .total_cmp(&b.centre[axis])
             .then(a.slot.cmp(&b.slot))
     });
-    let (l, r) = items.split_at_mut(cut);
-    cut_groups(l, base, left, s, cuts, count);
-    cut_groups(r, base + cut, groups - left, s, cuts, count);
+    mid
+}
+
+/// The cheapest plane of a binned surface-area split: (axis, first bin
+/// of the right side, bins per metre), or `None` when no axis has two
+/// distinct centres.
+fn best_plane(items: &[Item], clo: [f32; 3], chi: [f32; 3]) -> Option<(usize, usize, f32)> {
+    let mut best: Option<(f32, usize, usize, f32)> = None;
+    for axis in 0..3 {
+        let ext = chi[axis] - clo[axis];
+        let scale = SAH_BINS as f32 / ext;
+        if !(ext > 0.0 && scale.is_finite()) {
+            continue;
+        }
+        let mut count = [0u32; SAH_BINS];
+        let mut boxes = [([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]); SAH_BINS];
+        for it in items {
+            let k = bin(it.centre[axis], clo[axis], scale);
+            count[k] += 1;
+            for a in 0..3 {
+                boxes[k].0[a] = boxes[k].0[a].min(it.lo[a]);
+                boxes[k].1[a] = boxes[k].1[a].max(it.hi[a]);
+            }
+        }
+        // right-side costs for planes 1..SAH_BINS, then sweep from the left
+        let mut right = [(0.0f32, 0u32); SAH_BINS];
+        let (mut acc, mut n) = (([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), 0u32);
+        for k in (1..SAH_BINS).rev() {
+            acc = union(acc, boxes[k]);
+            n += count[k];
+            right[k] = (half_area(acc) * n as f32, n);
+        }
+        let (mut acc, mut n) = (([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), 0u32);
+        for k in 1..SAH_BINS {
+            acc = union(acc, boxes[k - 1]);
+            n += count[k - 1];
+            let cost = half_area(acc) * n as f32 + right[k].0;
+            // both sides must hold a body
+            if n > 0 && right[k].1 > 0 && best.is_none_or(|b| cost < b.0) {
+                best = Some((cost, axis, k, scale));
+            }
+        }
+    }
+    best.map(|(_, axis, plane, scale)| (axis, plane, scale))
+}
+
+fn union(a: Bounds, b: Bounds) -> Bounds {
+    let mut r = a;
+    for k in 0..3 {
+        r.0[k] = r.0[k].min(b.0[k]);
+        r.1[k] = r.1[k].max(b.1[k]);
+    }
+    r
 }
