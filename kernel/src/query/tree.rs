@@ -422,28 +422,20 @@ pub(crate) const SAH_DEPTH: usize = 16;
 
 type Bounds = ([f32; 3], [f32; 3]);
 
+const NO_BOUNDS: Bounds = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
+
+/// The box around the bodies' boxes.
 fn bounds_of(items: &[Item]) -> Bounds {
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for it in items {
-        for a in 0..3 {
-            lo[a] = lo[a].min(it.lo[a]);
-            hi[a] = hi[a].max(it.hi[a]);
-        }
-    }
-    (lo, hi)
+    items
+        .iter()
+        .fold(NO_BOUNDS, |b, it| union(b, (it.lo, it.hi)))
 }
 
+/// The box around the bodies' centres.
 fn centre_bounds(items: &[Item]) -> Bounds {
-    let mut lo = [f32::INFINITY; 3];
-    let mut hi = [f32::NEG_INFINITY; 3];
-    for it in items {
-        for a in 0..3 {
-            lo[a] = lo[a].min(it.centre[a]);
-            hi[a] = hi[a].max(it.centre[a]);
-        }
-    }
-    (lo, hi)
+    items
+        .iter()
+        .fold(NO_BOUNDS, |b, it| union(b, (it.centre, it.centre)))
 }
 
 /// The bin of centre coordinate `c` on an axis whose centres start at
@@ -506,24 +498,21 @@ fn best_plane(items: &[Item], clo: [f32; 3], chi: [f32; 3]) -> Option<(usize, us
             continue;
         }
         let mut count = [0u32; SAH_BINS];
-        let mut boxes = [([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]); SAH_BINS];
+        let mut boxes = [NO_BOUNDS; SAH_BINS];
         for it in items {
             let k = bin(it.centre[axis], clo[axis], scale);
             count[k] += 1;
-            for a in 0..3 {
-                boxes[k].0[a] = boxes[k].0[a].min(it.lo[a]);
-                boxes[k].1[a] = boxes[k].1[a].max(it.hi[a]);
-            }
+            boxes[k] = union(boxes[k], (it.lo, it.hi));
         }
         // right-side costs for planes 1..SAH_BINS, then sweep from the left
         let mut right = [(0.0f32, 0u32); SAH_BINS];
-        let (mut acc, mut n) = (([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), 0u32);
+        let (mut acc, mut n) = (NO_BOUNDS, 0u32);
         for k in (1..SAH_BINS).rev() {
             acc = union(acc, boxes[k]);
             n += count[k];
             right[k] = (half_area(acc) * n as f32, n);
         }
-        let (mut acc, mut n) = (([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]), 0u32);
+        let (mut acc, mut n) = (NO_BOUNDS, 0u32);
         for k in 1..SAH_BINS {
             acc = union(acc, boxes[k - 1]);
             n += count[k - 1];
