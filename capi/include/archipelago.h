@@ -75,6 +75,7 @@ typedef enum {
   ARCH_INVALID_SNAPSHOT,
   ARCH_SNAPSHOT_VERSION,
   ARCH_SNAPSHOT_MISMATCH,
+  ARCH_HULL_CAPACITY_REACHED,
   /**
    * A NULL handle or pointer where one is required.
    */

@@ -67,6 +67,7 @@ pub enum ArchResult {
     ARCH_INVALID_SNAPSHOT,
     ARCH_SNAPSHOT_VERSION,
     ARCH_SNAPSHOT_MISMATCH,
+    ARCH_HULL_CAPACITY_REACHED,
     /// A NULL handle or pointer where one is required.
     ARCH_NULL_POINTER = 100,
     /// The kernel panicked; caught at the boundary.
@@ -116,6 +117,7 @@ impl From<PhysicsError> for ArchResult {
             PhysicsError::InvalidSnapshot => ARCH_INVALID_SNAPSHOT,
             PhysicsError::SnapshotVersion => ARCH_SNAPSHOT_VERSION,
             PhysicsError::SnapshotMismatch => ARCH_SNAPSHOT_MISMATCH,
+            PhysicsError::HullCapacityReached => ARCH_HULL_CAPACITY_REACHED,
         }
     }
 }
@@ -621,7 +623,7 @@ pub unsafe extern "C" fn arch_world_state_hash(world: *const ArchWorld) -> u64 {
 
 /// Every kernel error, for the messages (`From<PhysicsError>` above maps
 /// each to its code; a test checks the two lists agree).
-const ALL_ERRORS: [PhysicsError; 35] = {
+const ALL_ERRORS: [PhysicsError; 36] = {
     use PhysicsError::*;
     [
         InvalidPosition,
@@ -659,6 +661,7 @@ const ALL_ERRORS: [PhysicsError; 35] = {
         InvalidSnapshot,
         SnapshotVersion,
         SnapshotMismatch,
+        HullCapacityReached,
     ]
 };
 

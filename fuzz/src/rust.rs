@@ -47,6 +47,8 @@ fn shape(s: Shape) -> String {
             f(half_height),
             f(radius)
         ),
+        // the fuzzer's ops make no hulls yet, so no reproducer names one
+        Shape::Hull(h) => format!("unimplemented!(\"hull {} in a reproducer\")", h.index()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! storage the step reads.
 
 use crate::error::{PhysicsError, Result};
+use crate::hull_shape::HullStore;
 use crate::limits::{MAX_FRICTION, MAX_GRAVITY_FACTOR, MAX_MASS, MIN_MASS};
 use crate::math::{world_inverse_inertia, Mat3, Quat, Vec3};
 use crate::shape::Shape;
@@ -239,8 +240,9 @@ pub(crate) fn validate_creation(
     s: &BodyCreationSettings,
     default_linear_damping: f32,
     default_angular_damping: f32,
+    hulls: &HullStore,
 ) -> Result<ValidatedBody> {
-    s.shape.validate()?;
+    s.shape.validate_in(hulls)?;
     if s.object_layer >= MAX_OBJECT_LAYERS {
         return Err(PhysicsError::InvalidLayer);
     }
@@ -260,8 +262,8 @@ pub(crate) fn validate_creation(
         return Err(PhysicsError::InvalidMaterial);
     }
     let (mass, inertia) = match s.mass {
-        MassSpec::Density(d) if d.is_finite() && d > 0.0 => s.shape.mass_properties(d),
-        MassSpec::Mass(m) if m.is_finite() && m > 0.0 => (m, s.shape.inertia_for_mass(m)),
+        MassSpec::Density(d) if d.is_finite() && d > 0.0 => s.shape.mass_properties(d, hulls),
+        MassSpec::Mass(m) if m.is_finite() && m > 0.0 => (m, s.shape.inertia_for_mass(m, hulls)),
         _ => return Err(PhysicsError::InvalidMass),
     };
     let (inv_mass, inv_inertia) = if s.motion_type == MotionType::Dynamic {
@@ -352,6 +354,8 @@ pub(crate) struct Bodies {
     pub user_data: Column<u64>,
     pub object_layer: Column<u8>,
     pub shape: Vec<Shape>,
+    /// The hulls [`Shape::Hull`]s name (append-only, shared by id).
+    pub hulls: HullStore,
     /// The shape's [bounding radius](Shape::bounding_radius) (m), kept
     /// beside it for the narrow phase's first test of every pair.
     pub bounding_radius: Vec<f32>,
@@ -407,6 +411,7 @@ impl Bodies {
             user_data: Column::new(capacity, 0),
             object_layer: Column::new(capacity, 0),
             shape: vec![PLACEHOLDER_SHAPE; capacity],
+            hulls: HullStore::new(),
             bounding_radius: vec![0.0; capacity],
             added: Vec::with_capacity(capacity),
             added_pos: vec![NOT_LISTED; capacity],
@@ -509,7 +514,7 @@ impl Bodies {
 
     /// The world AABB for the current pose, inflated by `margin`.
     pub fn aabb_of(&self, i: usize, margin: f32) -> (Vec3, Vec3) {
-        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i));
+        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i), &self.hulls);
         (lo - Vec3::splat(margin), hi + Vec3::splat(margin))
     }
 
@@ -562,7 +567,7 @@ impl Bodies {
         self.object_layer[i] = s.object_layer;
         self.gravity_factor[i] = s.gravity_factor;
         self.shape[i] = s.shape;
-        self.bounding_radius[i] = s.shape.bounding_radius();
+        self.bounding_radius[i] = s.shape.bounding_radius(&self.hulls);
         self.gravity_scale[i] = 0.0;
         self.move_scale[i] = 0.0;
         self.update_world_inertia(i);

@@ -110,6 +110,8 @@ pub enum PhysicsError {
     /// A snapshot of a world with other capacities or another broad-phase
     /// kind, or from a machine of the other byte order.
     SnapshotMismatch,
+    /// The world holds [`MAX_HULLS`](crate::MAX_HULLS) hulls already.
+    HullCapacityReached,
 }
 
 impl fmt::Display for PhysicsError {
@@ -156,6 +158,7 @@ impl fmt::Display for PhysicsError {
             Self::SnapshotMismatch => {
                 "the snapshot is of a world with other capacities, broad phase or byte order"
             }
+            Self::HullCapacityReached => "the world holds MAX_HULLS hulls already",
         };
         f.write_str(s)
     }

@@ -34,6 +34,7 @@ mod error;
 mod events;
 mod executor;
 mod hull;
+mod hull_shape;
 mod integrate;
 mod islands;
 mod jobs;
@@ -72,6 +73,7 @@ pub use executor::{Executor, SerialExecutor};
 pub use hull::{
     ConvexHull, HullError, HullFace, HullMassProperties, MAX_HULL_VERTICES, WELD_DISTANCE,
 };
+pub use hull_shape::{HullId, HullShape, HullStore, MAX_HULLS};
 pub use joint::{
     DistanceJoint, HingeJoint, JointFrame, JointId, JointImpulse, JointKind, JointMotor,
     JointSettings, MotorMode, SliderJoint, Spring, SwingTwistJoint, JOINT_AXIS_TOLERANCE,

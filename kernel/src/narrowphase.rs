@@ -16,7 +16,7 @@ use crate::body_pair_cache::{carry, Apart, PairCacheTolerance, PairPoses, PairSl
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{sat_of_boxes, BoxPairs, Verdict};
 use crate::collide::{
-    box_contact_or_edge, collide, ContactPoints, Obb, Placed, Points, MAX_POINTS,
+    box_contact_or_edge, collide_in, ContactPoints, Obb, Placed, Points, MAX_POINTS,
 };
 use crate::disjoint::Disjoint;
 use crate::jobs::StepCtx;
@@ -222,7 +222,7 @@ impl NarrowPhase {
                     pos: poses.pos_b,
                     rot: poses.rot_b,
                 };
-                let c = collide(&a, &b, max_separation);
+                let c = collide_in(&a, &b, max_separation, &bodies.hulls);
                 let sensor = is_sensor(bodies, pair);
                 record(&mut chunk[k], &poses, sensor, c, Apart::UNKNOWN, cached);
             }

@@ -247,6 +247,7 @@ impl PhysicsSystem {
             s,
             self.settings.linear_damping,
             self.settings.angular_damping,
+            &self.bodies.hulls,
         )?;
         let (index, generation) = self
             .bodies
@@ -391,6 +392,30 @@ impl PhysicsSystem {
     }
     pub fn shape(&self, id: BodyId) -> Result<Shape> {
         self.bodies.check(id).map(|i| self.bodies.shape[i])
+    }
+
+    // ---- hulls ----
+
+    /// Adds a convex hull to the world's store, moved into its principal
+    /// frame (see [`HullShape::frame`](crate::HullShape::frame)), and
+    /// returns the shape that names it; bodies made with that shape share
+    /// the one copy. Hulls stay for the world's life.
+    pub fn add_hull(&mut self, hull: &crate::ConvexHull) -> Result<Shape> {
+        self.bodies
+            .hulls
+            .push(crate::HullShape::new(hull))
+            .map(Shape::Hull)
+            .ok_or(PhysicsError::HullCapacityReached)
+    }
+
+    /// The hull a [`Shape::Hull`] of this world names.
+    pub fn hull(&self, id: crate::HullId) -> Option<&crate::HullShape> {
+        self.bodies.hulls.get(id)
+    }
+
+    /// Every hull of the world, by id.
+    pub fn hulls(&self) -> &crate::HullStore {
+        &self.bodies.hulls
     }
     pub fn user_data(&self, id: BodyId) -> Result<u64> {
         self.bodies.check(id).map(|i| self.bodies.user_data[i])

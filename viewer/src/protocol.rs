@@ -268,7 +268,8 @@ pub struct TableEntry {
 /// The body table as the JSON text message the page reads:
 /// `{"type":"table","version":v,"scene":name,"bodies":[entry or null]}`,
 /// an entry `["box",hx,hy,hz,motion]`, `["sphere",r,motion]` or
-/// `["capsule",half_height,r,motion]`, motion `"static"`, `"kinematic"` or
+/// `["capsule",half_height,r,motion]` (`["hull",id,motion]`: not drawn
+/// yet), motion `"static"`, `"kinematic"` or
 /// `"dynamic"`; `null` for a removed body.
 pub fn table_json(version: u32, scene: &str, bodies: &[Option<TableEntry>]) -> String {
     let entries: Vec<serde_json::Value> = bodies
@@ -290,6 +291,9 @@ pub fn table_json(version: u32, scene: &str, bodies: &[Option<TableEntry>]) -> S
                         half_height,
                         radius,
                     } => serde_json::json!(["capsule", half_height, radius, motion]),
+                    // the page has no hull mesh yet (no viewer scene has
+                    // hulls): it gets the id only
+                    Shape::Hull(id) => serde_json::json!(["hull", id.index(), motion]),
                 }
             }
         })

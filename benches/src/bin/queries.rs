@@ -35,7 +35,9 @@ fn brute_force(w: &PhysicsSystem, ids: &[BodyId], ray: &Ray) -> Option<(BodyId, 
                 }
             }
             Shape::Box { half_extents } => slab(q, ray.origin() - p, ray.direction(), half_extents),
-            Shape::Capsule { .. } => unreachable!("the raycast scene has no capsules"),
+            Shape::Capsule { .. } | Shape::Hull(_) => {
+                unreachable!("the raycast scene has only spheres and boxes")
+            }
         };
         if let Some(t) = t.filter(|&t| t <= ray.max_distance()) {
             if best.is_none_or(|(bid, bt)| t < bt || (t == bt && id.index() < bid.index())) {

@@ -7,8 +7,10 @@
 mod box_box;
 pub(crate) mod box_box_sat;
 mod capsule;
+pub(crate) mod hull;
 mod sphere;
 
+use crate::hull_shape::HullStore;
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
 
@@ -135,14 +137,57 @@ pub(crate) fn capsule_segment(pos: Vec3, rot: Quat, half_height: f32) -> (Vec3, 
     (pos - axis, pos + axis)
 }
 
-/// Contacts between two placed shapes, normal from `a` to `b`. Dispatches on
-/// the ordered shape pair; the lower shape kind is always the first argument
-/// of the pair function and the result is flipped back when needed.
+/// Contacts between two placed shapes without hulls (see [`collide_in`]).
+#[cfg(test)]
 pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<ContactPoints> {
+    collide_in(a, b, max_separation, &crate::hull_shape::NO_HULLS)
+}
+
+/// Contacts between two placed shapes, normal from `a` to `b`; hull ids
+/// name hulls of `hulls`. Dispatches on the ordered shape pair; the lower
+/// shape kind is always the first argument of the pair function and the
+/// result is flipped back when needed.
+pub(crate) fn collide_in(
+    a: &Placed,
+    b: &Placed,
+    max_separation: f32,
+    hulls: &HullStore,
+) -> Option<ContactPoints> {
     if a.shape.kind() > b.shape.kind() {
-        return collide(b, a, max_separation).map(ContactPoints::flipped);
+        return collide_in(b, a, max_separation, hulls).map(ContactPoints::flipped);
     }
     let m = max_separation;
+    if let Some(hb) = b.shape.hull(hulls) {
+        let poly_b = hull::Poly::of_hull(hb);
+        return match a.shape {
+            Shape::Sphere { radius } => {
+                hull::collide_sphere_hull(a.pos, radius, hb, b.pos, b.rot, m)
+            }
+            Shape::Capsule {
+                half_height,
+                radius,
+            } => {
+                let (p, q) = capsule_segment(a.pos, a.rot, half_height);
+                hull::collide_capsule_hull(p, q, radius, hb, b.pos, b.rot, m)
+            }
+            Shape::Box { half_extents } => {
+                let boxed = hull::BoxPoly::new(half_extents);
+                hull::collide_poly_poly(&boxed.poly(), a.pos, a.rot, &poly_b, b.pos, b.rot, m)
+            }
+            Shape::Hull(_) => {
+                let ha = a.shape.hull(hulls)?;
+                hull::collide_poly_poly(
+                    &hull::Poly::of_hull(ha),
+                    a.pos,
+                    a.rot,
+                    &poly_b,
+                    b.pos,
+                    b.rot,
+                    m,
+                )
+            }
+        };
+    }
     match (a.shape, b.shape) {
         (Shape::Sphere { radius: ra }, Shape::Sphere { radius: rb }) => {
             collide_sphere_sphere(a.pos, ra, b.pos, rb, m)
@@ -187,7 +232,8 @@ pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<Con
         (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) => {
             collide_box_box(a.pos, a.rot, ha, b.pos, b.rot, hb, m)
         }
-        // unreachable: the kinds are ordered above
+        // unreachable: the kinds are ordered above (and a hull id not in
+        // `hulls` names no shape: no contact)
         _ => None,
     }
 }

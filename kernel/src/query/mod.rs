@@ -464,8 +464,9 @@ impl PhysicsSystem {
 
     fn ray_body(&self, slot: usize, ray: &Ray, max: f32) -> Option<(f32, crate::math::Vec3)> {
         let b = &self.bodies;
-        shape_tests::cast_ray(
+        shape_tests::cast_ray_in(
             &b.shape[slot],
+            &b.hulls,
             b.pos(slot),
             b.rot(slot),
             ray.origin,
@@ -658,7 +659,7 @@ impl PhysicsSystem {
         Ok(self
             .queries
             .collect_in_box(self, (point, point), f, out, |s| {
-                shape_tests::contains_point(&b.shape[s], b.pos(s), b.rot(s), point)
+                shape_tests::contains_point_in(&b.shape[s], &b.hulls, b.pos(s), b.rot(s), point)
             }))
     }
 
@@ -676,7 +677,7 @@ impl PhysicsSystem {
         f: &QueryFilter,
         out: &mut Vec<BodyId>,
     ) -> Result<usize> {
-        shape.validate()?;
+        shape.validate_in(&self.bodies.hulls)?;
         let position = crate::body::checked_position(position)?;
         let rotation = crate::body::checked_rotation(rotation)?;
         let me = crate::collide::Placed {
@@ -684,7 +685,7 @@ impl PhysicsSystem {
             pos: position,
             rot: rotation,
         };
-        let bounds = shape.world_aabb(position, rotation);
+        let bounds = shape.world_aabb(position, rotation, &self.bodies.hulls);
         Ok(self
             .queries
             .collect_in_box(self, bounds, f, out, |s| self.shape_overlaps(&me, s)))
@@ -697,7 +698,7 @@ impl PhysicsSystem {
             pos: b.pos(s),
             rot: b.rot(s),
         };
-        crate::collide::collide(me, &body, 0.0).is_some_and(|c| c.count > 0)
+        crate::collide::collide_in(me, &body, 0.0, &b.hulls).is_some_and(|c| c.count > 0)
     }
 
     /// The first body (`f` permitting) that `shape`, turned by `rotation`
@@ -716,11 +717,11 @@ impl PhysicsSystem {
         path: &Ray,
         f: &QueryFilter,
     ) -> Result<Option<ShapeCastHit>> {
-        shape.validate()?;
+        shape.validate_in(&self.bodies.hulls)?;
         let rotation = crate::body::checked_rotation(rotation)?;
         crate::body::checked_position(path.origin)?;
-        let me = sweep::Core::new(*shape, path.origin, rotation);
-        let (lo, hi) = shape.world_aabb(path.origin, rotation);
+        let me = sweep::Core::new(*shape, path.origin, rotation, &self.bodies.hulls);
+        let (lo, hi) = shape.world_aabb(path.origin, rotation, &self.bodies.hulls);
         let half = (0.5 * (hi - lo)).to_array();
         let ext = half.map(f32x8::splat);
         let lanes = RayLanes::new(path);
@@ -732,7 +733,7 @@ impl PhysicsSystem {
                 return;
             }
             let b = &self.bodies;
-            let other = sweep::Core::new(b.shape[s], b.pos(s), b.rot(s));
+            let other = sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.hulls);
             if let Some(hit) = sweep::cast(&me, path.direction, *limit, &other) {
                 let better = match &best {
                     None => true,

@@ -75,8 +75,9 @@ fn brute_ray_all(w: &PhysicsSystem, ray: &Ray, f: &QueryFilter) -> Vec<RayHit> {
         .map(|&s| s as usize)
         .filter(|&s| w.passes(s, f))
         .filter_map(|s| {
-            shape_tests::cast_ray(
+            shape_tests::cast_ray_in(
                 &b.shape[s],
+                &b.hulls,
                 b.pos(s),
                 b.rot(s),
                 ray.origin,
@@ -117,7 +118,7 @@ fn brute_sets(
         if lo.cmple(max).all() && hi.cmpge(min).all() {
             boxes.push(b.id_of(s));
         }
-        if shape_tests::contains_point(&b.shape[s], b.pos(s), b.rot(s), point) {
+        if shape_tests::contains_point_in(&b.shape[s], &b.hulls, b.pos(s), b.rot(s), point) {
             points.push(b.id_of(s));
         }
     }
@@ -196,6 +197,7 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
             cast,
             ray.origin(),
             crate::body::checked_rotation(turn).unwrap(),
+            &w.bodies.hulls,
         );
         let mut expect: Option<(f32, usize)> = None;
         for &s in &w.bodies.added {
@@ -204,7 +206,7 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
                 continue;
             }
             let b = &w.bodies;
-            let other = super::sweep::Core::new(b.shape[s], b.pos(s), b.rot(s));
+            let other = super::sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.hulls);
             if let Some(i) = super::sweep::cast(&me, ray.direction(), ray.max_distance(), &other) {
                 if expect.is_none_or(|(d, e)| i.distance < d || (i.distance == d && s < e)) {
                     expect = Some((i.distance, s));

@@ -3,6 +3,7 @@
 //! solid: a ray that starts inside hits at distance 0 with the normal
 //! against its direction.
 
+use crate::hull_shape::{HullShape, HullStore};
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
 
@@ -10,10 +11,33 @@ use crate::shape::Shape;
 /// is then a containment test of the origin (no division).
 const PARALLEL: f32 = 1e-12;
 
-/// The first point where the ray `origin + t·dir` (`dir` unit, `0 <= t <=
-/// max`) meets the shape at `pos, rot`: `(t, world normal)`.
+/// [`cast_ray_in`] for shapes without hulls.
+#[cfg(test)]
 pub(crate) fn cast_ray(
     shape: &Shape,
+    pos: Vec3,
+    rot: Quat,
+    origin: Vec3,
+    dir: Vec3,
+    max: f32,
+) -> Option<(f32, Vec3)> {
+    cast_ray_in(
+        shape,
+        &crate::hull_shape::NO_HULLS,
+        pos,
+        rot,
+        origin,
+        dir,
+        max,
+    )
+}
+
+/// The first point where the ray `origin + t·dir` (`dir` unit, `0 <= t <=
+/// max`) meets the shape at `pos, rot`: `(t, world normal)`; a hull's id
+/// names a hull of `hulls`.
+pub(crate) fn cast_ray_in(
+    shape: &Shape,
+    hulls: &HullStore,
     pos: Vec3,
     rot: Quat,
     origin: Vec3,
@@ -30,6 +54,7 @@ pub(crate) fn cast_ray(
             half_height,
             radius,
         } => ray_capsule(o, d, half_height, radius)?,
+        Shape::Hull(id) => ray_hull(o, d, hulls.get(id)?)?,
     };
     if t > max {
         return None;
@@ -38,8 +63,20 @@ pub(crate) fn cast_ray(
     Some((t, n))
 }
 
-/// Whether the shape at `pos, rot` holds `point` (its surface included).
+/// [`contains_point_in`] for shapes without hulls.
+#[cfg(test)]
 pub(crate) fn contains_point(shape: &Shape, pos: Vec3, rot: Quat, point: Vec3) -> bool {
+    contains_point_in(shape, &crate::hull_shape::NO_HULLS, pos, rot, point)
+}
+
+/// Whether the shape at `pos, rot` holds `point` (its surface included).
+pub(crate) fn contains_point_in(
+    shape: &Shape,
+    hulls: &HullStore,
+    pos: Vec3,
+    rot: Quat,
+    point: Vec3,
+) -> bool {
     let p = rotate(rot.conjugate(), point - pos);
     match *shape {
         Shape::Sphere { radius } => p.length_squared() <= radius * radius,
@@ -51,7 +88,43 @@ pub(crate) fn contains_point(shape: &Shape, pos: Vec3, rot: Quat, point: Vec3) -
             let y = p.y.clamp(-half_height, half_height);
             (p - Vec3::new(0.0, y, 0.0)).length_squared() <= radius * radius
         }
+        Shape::Hull(id) => hulls.get(id).is_some_and(|h| {
+            h.face_normal
+                .iter()
+                .zip(&h.face_offset)
+                .all(|(n, &off)| n.dot(p) <= off)
+        }),
     }
+}
+
+/// A ray from `o` along unit `d` against a hull (its frame): the ray is
+/// clipped by every face plane (Cyrus–Beck); it enters through the face
+/// whose plane it crosses last going in. Inside: `t = 0`.
+fn ray_hull(o: Vec3, d: Vec3, h: &HullShape) -> Option<(f32, Vec3)> {
+    let (mut enter, mut exit) = (0.0f32, f32::INFINITY);
+    let mut normal = Vec3::ZERO;
+    for (&n, &off) in h.face_normal.iter().zip(&h.face_offset) {
+        let dist = n.dot(o) - off; // > 0: outside this plane
+        let along = n.dot(d);
+        if along.abs() <= PARALLEL {
+            if dist > 0.0 {
+                return None;
+            }
+            continue;
+        }
+        let t = -dist / along;
+        if along < 0.0 {
+            if t > enter {
+                (enter, normal) = (t, n);
+            }
+        } else {
+            exit = exit.min(t);
+        }
+        if enter > exit {
+            return None;
+        }
+    }
+    Some((enter, normal))
 }
 
 /// A ray from `o` along unit `d` against the sphere of radius `r` at the

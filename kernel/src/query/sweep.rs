@@ -22,6 +22,7 @@
 //! turns the normal by degrees; in `f64` the same error is ~1e-14 m.
 //! Inputs and results are `f32`. (Scalar `f64` costs what `f32` does.)
 
+use crate::hull_shape::{HullShape, HullStore};
 use crate::math::{Quat, Vec3};
 use crate::shape::Shape;
 use glam::{DQuat, DVec3};
@@ -31,8 +32,9 @@ use glam::{DQuat, DVec3};
 /// it (0.1 mm: far below the narrow phase's 2 cm contact distance).
 pub(crate) const HIT_TOLERANCE: f32 = 1e-4;
 
-/// GJK iterations: the cores are at most boxes (8 vertices), so a few
-/// iterations reach the closest features; this bounds degenerate cases.
+/// GJK iterations: each one moves the simplex to a new support vertex, so
+/// boxes (8 vertices) settle in a few and hulls (up to 256) in tens; this
+/// bounds degenerate cases.
 const GJK_ITERATIONS: usize = 32;
 
 /// Advancement steps before a cast gives up and reports a hit at the
@@ -42,8 +44,10 @@ const CAST_ITERATIONS: usize = 64;
 
 /// A shape at a pose, as GJK sees it.
 #[derive(Clone, Copy)]
-pub(crate) struct Core {
+pub(crate) struct Core<'a> {
     shape: Shape,
+    /// The hull behind a [`Shape::Hull`].
+    hull: Option<&'a HullShape>,
     pos: DVec3,
     rot: DQuat,
 }
@@ -55,19 +59,65 @@ fn rotate(q: DQuat, v: DVec3) -> DVec3 {
     v + t * q.w + u.cross(t)
 }
 
-impl Core {
-    pub fn new(shape: Shape, pos: Vec3, rot: Quat) -> Self {
+impl<'a> Core<'a> {
+    /// `shape` at a pose; a hull's id names a hull of `hulls`.
+    pub fn new(shape: Shape, pos: Vec3, rot: Quat, hulls: &'a HullStore) -> Self {
         Self {
             shape,
+            hull: shape.hull(hulls),
             pos: pos.as_dvec3(),
             rot: DQuat::from_xyzw(rot.x as f64, rot.y as f64, rot.z as f64, rot.w as f64),
         }
     }
 
+    /// A hull at a pose.
+    pub fn hull(hull: &'a HullShape, pos: Vec3, rot: Quat) -> Self {
+        let mut c = Self::new(
+            Shape::Sphere { radius: 0.0 },
+            pos,
+            rot,
+            &crate::hull_shape::NO_HULLS,
+        );
+        c.hull = Some(hull);
+        c
+    }
+
+    /// A point (radius 0).
+    pub fn point(p: Vec3) -> Self {
+        Self::new(
+            Shape::Sphere { radius: 0.0 },
+            p,
+            Quat::IDENTITY,
+            &crate::hull_shape::NO_HULLS,
+        )
+    }
+
+    /// The segment `p`–`q` (radius 0).
+    pub fn segment(p: Vec3, q: Vec3) -> Self {
+        let (p, q) = (p.as_dvec3(), q.as_dvec3());
+        let axis = q - p;
+        let len = axis.length();
+        let rot = if len > 0.0 {
+            DQuat::from_rotation_arc(DVec3::Y, axis / len)
+        } else {
+            DQuat::IDENTITY
+        };
+        Self {
+            shape: Shape::Capsule {
+                half_height: (0.5 * len) as f32,
+                radius: 0.0,
+            },
+            hull: None,
+            pos: 0.5 * (p + q),
+            rot,
+        }
+    }
+
     fn radius(&self) -> f64 {
         match self.shape {
+            _ if self.hull.is_some() => 0.0,
             Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius as f64,
-            Shape::Box { .. } => 0.0,
+            Shape::Box { .. } | Shape::Hull(_) => 0.0,
         }
     }
 
@@ -75,8 +125,20 @@ impl Core {
     fn support(&self, d: DVec3) -> DVec3 {
         let local = rotate(self.rot.conjugate(), d);
         let sign = |x: f64, h: f32| if x >= 0.0 { h as f64 } else { -(h as f64) };
+        if let Some(h) = self.hull {
+            let mut best = DVec3::ZERO;
+            let mut best_dot = f64::NEG_INFINITY;
+            for v in &h.vertices {
+                let v = v.as_dvec3();
+                let t = v.dot(local);
+                if t > best_dot {
+                    (best, best_dot) = (v, t);
+                }
+            }
+            return self.pos + rotate(self.rot, best);
+        }
         let p = match self.shape {
-            Shape::Sphere { .. } => DVec3::ZERO,
+            Shape::Sphere { .. } | Shape::Hull(_) => DVec3::ZERO,
             Shape::Capsule { half_height, .. } => DVec3::new(0.0, sign(local.y, half_height), 0.0),
             Shape::Box { half_extents: h } => {
                 DVec3::new(sign(local.x, h.x), sign(local.y, h.y), sign(local.z, h.z))
@@ -441,10 +503,11 @@ pub(crate) fn cast(shape: &Core, dir: Vec3, max: f32, other: &Core) -> Option<Im
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hull_shape::NO_HULLS;
     use crate::test_rng::TestRng;
 
-    fn at(shape: Shape, pos: Vec3) -> Core {
-        Core::new(shape, pos, Quat::IDENTITY)
+    fn at(shape: Shape, pos: Vec3) -> Core<'static> {
+        Core::new(shape, pos, Quat::IDENTITY, &NO_HULLS)
     }
     fn sphere(r: f32) -> Shape {
         Shape::Sphere { radius: r }
@@ -506,6 +569,7 @@ mod tests {
                     cuboid(1.0, 1.0, 1.0),
                     Vec3::new(2.5 + 2f32.sqrt(), 0.0, 0.0),
                     Quat::from_rotation_z(core::f32::consts::FRAC_PI_4),
+                    &NO_HULLS,
                 ),
                 1.5,
             ),
@@ -573,7 +637,12 @@ mod tests {
         // unit cube turned 45° about x and z: its lowest point is at
         // -sqrt(3)/2 · ... computed from the support)
         let tilt = Quat::from_rotation_x(0.6) * Quat::from_rotation_z(0.4);
-        let cube = Core::new(cuboid(0.5, 0.5, 0.5), Vec3::new(0.0, 3.0, 0.0), tilt);
+        let cube = Core::new(
+            cuboid(0.5, 0.5, 0.5),
+            Vec3::new(0.0, 3.0, 0.0),
+            tilt,
+            &NO_HULLS,
+        );
         let low = cube.support(-DVec3::Y).y as f32;
         hits(cast(&cube, -Vec3::Y, 10.0, &floor), low, Vec3::Y);
         // a standing capsule slid sideways into a sphere at its top cap's
@@ -634,9 +703,9 @@ mod tests {
         };
         let (mut hit, mut missed, mut deep) = (0, 0, 0);
         for k in 0..3000 {
-            let other = Core::new(shape(&mut r), Vec3::ZERO, r.quat());
+            let other = Core::new(shape(&mut r), Vec3::ZERO, r.quat(), &NO_HULLS);
             let start = Vec3::new(r.f(-6.0, 6.0), r.f(-6.0, 6.0), r.f(-6.0, 6.0));
-            let me = Core::new(shape(&mut r), start, r.quat());
+            let me = Core::new(shape(&mut r), start, r.quat(), &NO_HULLS);
             // aimed near the other's centre, so most casts hit
             let aim = Vec3::new(r.f(-1.5, 1.5), r.f(-1.5, 1.5), r.f(-1.5, 1.5));
             let dir = (aim - start).normalize();
@@ -668,7 +737,7 @@ mod tests {
                     for s in 0..=200 {
                         let t = 20.0 * s as f32 / 200.0;
                         let at = placed(&me, t, dir);
-                        assert!(!touching(&at, &other_p), "cast {k}: missed, but touching at {t}: {:?} {:?} {:?} / {:?} {:?}; gjk {:?}; collide {:?}", at.shape, at.pos, at.rot, other_p.shape, other_p.rot, separation(&Core::new(at.shape, at.pos, at.rot), &other), crate::collide::collide(&at, &other_p, 0.0).map(|c| (c.count, c.normal, c.separation(0))));
+                        assert!(!touching(&at, &other_p), "cast {k}: missed, but touching at {t}: {:?} {:?} {:?} / {:?} {:?}; gjk {:?}; collide {:?}", at.shape, at.pos, at.rot, other_p.shape, other_p.rot, separation(&Core::new(at.shape, at.pos, at.rot, &NO_HULLS), &other), crate::collide::collide(&at, &other_p, 0.0).map(|c| (c.count, c.normal, c.separation(0))));
                     }
                 }
             }

@@ -7,6 +7,8 @@
 use super::codec::{Reader, SlotsRead, Snap, Writer};
 use crate::body::{flags, Bodies, BodyId, NOT_LISTED, PLACEHOLDER_SHAPE};
 use crate::error::{PhysicsError, Result};
+use crate::hull::MAX_HULL_VERTICES;
+use crate::hull_shape::{HullId, HullShape, HullStore, MAX_HULLS};
 use crate::shape::Shape;
 use archipelago_layout::{Column, Vec3Column};
 
@@ -54,6 +56,10 @@ impl Snap for Shape {
                 w.f32(half_height);
                 w.f32(radius);
             }
+            Shape::Hull(id) => {
+                w.u8(3);
+                w.u32(id.index());
+            }
         }
     }
     fn get(r: &mut Reader) -> Result<Self> {
@@ -66,11 +72,103 @@ impl Snap for Shape {
                 half_height: r.f32()?,
                 radius: r.f32()?,
             },
+            // the id is checked against the snapshot's hulls by `restore`
+            3 => Shape::Hull(HullId(r.u32()?)),
             _ => return Err(PhysicsError::InvalidSnapshot),
         };
         s.validate().map_err(|_| PhysicsError::InvalidSnapshot)?;
         Ok(s)
     }
+}
+
+/// The world's hulls, every derived table as stored (a restored world
+/// collides bit for bit as the saved one did; nothing is rebuilt).
+fn put_hulls(w: &mut Writer, hulls: &HullStore) {
+    w.u32(hulls.len() as u32);
+    for h in hulls.iter() {
+        w.items(&h.vertices);
+        w.items(&h.face_normal);
+        w.pod(&h.face_offset);
+        w.pod(&h.face_first);
+        w.pod(&h.face_vertex);
+        w.pod(&h.edge_vertex);
+        w.pod(&h.edge_face);
+        w.f32(h.volume);
+        w.put(&h.unit_inertia);
+        w.put(&h.local_min);
+        w.put(&h.local_max);
+        w.f32(h.bounding_radius);
+        w.put(&h.frame_origin);
+        w.put(&h.frame_rotation);
+    }
+}
+
+/// Reads [`put_hulls`]' tables, refusing any index out of range or
+/// non-finite value (the collision code indexes them unchecked).
+fn get_hulls(r: &mut Reader) -> Result<HullStore> {
+    let bad = || PhysicsError::InvalidSnapshot;
+    let count = r.len(MAX_HULLS)?;
+    // every face has 3 edges or more and every edge 2 faces: F <= 2V - 4
+    let max_faces = 2 * MAX_HULL_VERTICES;
+    let max_loop = 3 * max_faces;
+    let mut hulls = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let mut vertices = Vec::new();
+        r.items_into(MAX_HULL_VERTICES, Some(&mut vertices))?;
+        let mut face_normal = Vec::new();
+        r.items_into(max_faces, Some(&mut face_normal))?;
+        let face_offset: Vec<f32> = r.pod_vec(max_faces)?;
+        let face_first: Vec<u32> = r.pod_vec(max_faces + 1)?;
+        let face_vertex: Vec<u32> = r.pod_vec(max_loop)?;
+        let edge_vertex: Vec<[u32; 2]> = r.pod_vec(max_loop)?;
+        let edge_face: Vec<[u32; 2]> = r.pod_vec(max_loop)?;
+        let h = HullShape {
+            vertices,
+            face_normal,
+            face_offset,
+            face_first,
+            face_vertex,
+            edge_vertex,
+            edge_face,
+            volume: r.f32()?,
+            unit_inertia: r.get()?,
+            local_min: r.get()?,
+            local_max: r.get()?,
+            bounding_radius: r.f32()?,
+            frame_origin: r.get()?,
+            frame_rotation: r.get()?,
+        };
+        let (nv, nf) = (h.vertices.len() as u32, h.face_normal.len() as u32);
+        let firsts_ok = h.face_first.len() == nf as usize + 1
+            && h.face_first[0] == 0
+            && h.face_first.windows(2).all(|w| w[0] + 3 <= w[1])
+            && h.face_first[nf as usize] as usize == h.face_vertex.len();
+        let ok = nv >= 4
+            && nf >= 4
+            && h.face_offset.len() == nf as usize
+            && firsts_ok
+            && h.face_vertex.iter().all(|&v| v < nv)
+            && h.edge_vertex.len() == h.edge_face.len()
+            && h.edge_vertex.iter().flatten().all(|&v| v < nv)
+            && h.edge_face.iter().flatten().all(|&f| f < nf)
+            && h.vertices.iter().all(|v| v.is_finite())
+            && h.face_normal.iter().all(|n| n.is_finite())
+            && h.face_offset.iter().all(|o| o.is_finite())
+            && h.volume.is_finite()
+            && h.volume > 0.0
+            && h.unit_inertia.is_finite()
+            && h.unit_inertia.min_element() > 0.0
+            && h.local_min.is_finite()
+            && h.local_max.is_finite()
+            && h.bounding_radius.is_finite()
+            && h.frame_origin.is_finite()
+            && h.frame_rotation.is_finite();
+        if !ok {
+            return Err(bad());
+        }
+        hulls.push(h);
+    }
+    Ok(HullStore::from_hulls(hulls))
 }
 
 fn put_vec3(w: &mut Writer, c: &Vec3Column, n: usize) {
@@ -133,6 +231,7 @@ pub(crate) fn save(b: &Bodies, w: &mut Writer) {
     w.pod(&b.user_data.as_slice()[..n]);
     w.pod(&b.object_layer.as_slice()[..n]);
     w.pod(&b.bounding_radius[..n]);
+    put_hulls(w, &b.hulls);
     for s in &b.shape[..n] {
         w.put(s);
     }
@@ -224,11 +323,16 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
         dst.as_deref_mut().map(|b| &mut b.bounding_radius[..]),
         |_| true,
     )?;
+    let hulls = get_hulls(r)?;
     for i in 0..n {
         let s: Shape = r.get()?;
+        s.validate_in(&hulls).map_err(|_| bad())?;
         if let Some(b) = dst.as_deref_mut() {
             b.shape[i] = s;
         }
+    }
+    if let Some(b) = dst.as_deref_mut() {
+        b.hulls = hulls;
     }
     let added: Vec<u32> = r.pod_vec(n)?;
     let active: Vec<u32> = r.pod_vec(n)?;

@@ -215,6 +215,7 @@ fn volume(shape: Shape) -> f32 {
             half_height: h,
             radius: r,
         } => PI * r * r * (2.0 * h) + 4.0 / 3.0 * PI * r * r * r,
+        Shape::Hull(_) => unreachable!("no standard scene has hulls yet"),
     }
 }
 
@@ -256,6 +257,7 @@ unsafe fn create_shape(shape: Shape, density: f32) -> *mut JPC_Shape {
                 };
                 JPC_CapsuleShapeSettings_Create(&s, &mut out, &mut err)
             }
+            Shape::Hull(_) => unreachable!("no standard scene has hulls yet"),
         }
     };
     assert!(ok, "Jolt refused a shape: {shape:?}");

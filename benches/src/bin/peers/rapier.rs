@@ -58,6 +58,7 @@ impl Rapier {
                     half_height,
                     radius,
                 } => ColliderBuilder::capsule_y(half_height, radius),
+                Shape::Hull(_) => unreachable!("no standard scene has hulls yet"),
             };
             let collider = match b.mass {
                 MassSpec::Density(d) => collider.density(d),
