@@ -225,7 +225,7 @@ fn corrupted_snapshots_are_refused_and_change_nothing() {
         &before,
     );
     let mut version = good.clone();
-    version[8] = 2;
+    version[8..12].copy_from_slice(&(archipelago::SNAPSHOT_VERSION + 1).to_le_bytes());
     refused(
         &mut world,
         &version,
