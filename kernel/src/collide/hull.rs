@@ -24,7 +24,7 @@
 
 use super::ContactPoints;
 use crate::hull_shape::HullShape;
-use crate::math::{rotate, Quat, Vec3};
+use crate::math::{quat_mul, rotate, Quat, Vec3};
 
 /// Linear slop (m) for the feature choice: an axis must beat the preferred
 /// one by more than half of it to be taken (Gregorius' absolute tolerance).
@@ -270,7 +270,7 @@ pub(crate) fn collide_poly_poly(
 ) -> Option<ContactPoints> {
     let inv_a = rot_a.conjugate();
     let b_in_a = Frame {
-        q: (inv_a * rot_b).normalize(),
+        q: quat_mul(inv_a, rot_b).normalize(),
         t: rotate(inv_a, pos_b - pos_a),
     };
     let a_in_b = b_in_a.inverse();
