@@ -153,6 +153,11 @@ typedef struct {
    */
   float restitution;
   bool allow_sleeping;
+  /**
+   * Continuous collision against static bodies for a fast dynamic body
+   * (`MotionQuality::LinearCast`; default false: discrete).
+   */
+  bool linear_cast;
 } ArchBodySettings;
 
 /**

@@ -20,8 +20,8 @@
 #![allow(clippy::missing_safety_doc)] // each function's doc says what it needs
 
 use archipelago::{
-    BodyCreationSettings, BodyId, Capacities, MotionType, PhysicsError, PhysicsSettings,
-    PhysicsSystem, Quat, SerialExecutor, Shape, Vec3,
+    BodyCreationSettings, BodyId, Capacities, MotionQuality, MotionType, PhysicsError,
+    PhysicsSettings, PhysicsSystem, Quat, SerialExecutor, Shape, Vec3,
 };
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -193,6 +193,9 @@ pub struct ArchBodySettings {
     /// Default 0; a pair uses the larger.
     pub restitution: f32,
     pub allow_sleeping: bool,
+    /// Continuous collision against static bodies for a fast dynamic body
+    /// (`MotionQuality::LinearCast`; default false: discrete).
+    pub linear_cast: bool,
 }
 
 /// Buffer sizes of a world (as `archipelago::Capacities`; 0 in a field
@@ -307,6 +310,7 @@ pub extern "C" fn arch_body_settings_default() -> ArchBodySettings {
         friction: 0.2,
         restitution: 0.0,
         allow_sleeping: true,
+        linear_cast: false,
     }
 }
 
@@ -402,7 +406,12 @@ pub unsafe extern "C" fn arch_body_create(
             .with_density(s.density)
             .with_friction(s.friction)
             .with_restitution(s.restitution)
-            .with_allow_sleeping(s.allow_sleeping);
+            .with_allow_sleeping(s.allow_sleeping)
+            .with_motion_quality(if s.linear_cast {
+                MotionQuality::LinearCast
+            } else {
+                MotionQuality::Discrete
+            });
         let [index, generation, world] = w.world.create_and_add_body(&b)?.to_raw();
         *out = ArchBodyId {
             index,

@@ -238,6 +238,9 @@ impl Gen {
         s.allow_sleeping = self.rng.chance(0.8);
         s.is_sensor = self.rng.chance(0.05);
         s.contact_events = self.rng.chance(0.3);
+        if self.rng.chance(0.25) {
+            s.motion_quality = MotionQuality::LinearCast;
+        }
         if self.rng.chance(0.2) {
             let layers = if self.hostile() { 256 } else { 4 };
             s.object_layer = self.rng.below(layers) as u8;

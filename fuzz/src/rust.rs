@@ -65,7 +65,8 @@ fn body(s: &BodyCreationSettings) -> String {
         "BodyCreationSettings {{ shape: {}, position: {}, rotation: {}, linear_velocity: {}, \
          angular_velocity: {}, motion_type: MotionType::{:?}, mass: {mass}, friction: {}, \
          restitution: {}, linear_damping: {}, angular_damping: {}, gravity_factor: {}, \
-         allow_sleeping: {}, is_sensor: {}, contact_events: {}, object_layer: {}, user_data: {} }}",
+         allow_sleeping: {}, motion_quality: MotionQuality::{:?}, is_sensor: {}, contact_events: {}, \
+         object_layer: {}, user_data: {} }}",
         shape(s.shape),
         v3(s.position),
         quat(s.rotation),
@@ -78,6 +79,7 @@ fn body(s: &BodyCreationSettings) -> String {
         opt(s.angular_damping),
         f(s.gravity_factor),
         s.allow_sleeping,
+        s.motion_quality,
         s.is_sensor,
         s.contact_events,
         s.object_layer,

@@ -26,6 +26,7 @@ mod body;
 mod body_pair_cache;
 mod broadphase;
 mod bulk;
+mod ccd;
 mod collide;
 mod contact_cache;
 mod debug_draw;
@@ -60,7 +61,8 @@ mod thread_pool;
 mod trace;
 
 pub use body::{
-    BodyCreationSettings, BodyId, MassSpec, MotionType, MAX_OBJECT_LAYERS, ROTATION_NORM_TOLERANCE,
+    BodyCreationSettings, BodyId, MassSpec, MotionQuality, MotionType, MAX_OBJECT_LAYERS,
+    ROTATION_NORM_TOLERANCE,
 };
 pub use broadphase::auto::{MBP_FROM_MOVING, SAP_BELOW_MOVING};
 pub use broadphase::mbp::{MbpSettings, MAX_REGIONS};

@@ -16,7 +16,9 @@
 //! 6. split large islands (Jolt's splitter), lay out the constraint order
 //! 7. solver setup (warm start is the velocity solve's iteration 0)
 //! 8. velocity iterations
-//! 9. integrate positions
+//! 9. integrate positions (continuous collision first: fast
+//!    `LinearCast` bodies are swept against the static bodies and stopped
+//!    where they hit, see `ccd.rs`)
 //! 10. position iterations
 //! 11. sleep test (last collision step only): whole islands go to sleep
 //! 12. bounds and contact cache for the next step
@@ -283,9 +285,16 @@ impl PhysicsSystem {
                 .finish_velocities(ctx, bodies, manifolds, &mut self.joints);
         });
 
+        let casts = &mut self.linear_casts;
         let mut faults = ctx.phase("integrate", &mut times.integrate, || {
-            integrate_positions(ctx, bodies, &mut self.body_scratch, &s, dt)
+            stats.linear_casts += casts.find(ctx, bodies, &self.queries, &s, dt);
+            let faults = integrate_positions(ctx, bodies, &mut self.body_scratch, &s, dt);
+            if casts.hits() > 0 {
+                ctx.serial("linear cast moves", || casts.apply(bodies));
+            }
+            faults
         });
+        stats.linear_cast_hits += casts.hits();
 
         faults += ctx.phase("position_solve", &mut times.position_solve, || {
             self.solver

@@ -285,6 +285,19 @@ pub struct PhysicsSettings {
     /// often (a rebuild of 4,096 bodies costs about as much as 10 refits),
     /// higher lets rays slow down as bodies scatter.
     pub query_tree_rebuild_factor: f32,
+    /// A [`LinearCast`](crate::MotionQuality::LinearCast) body is swept
+    /// in a step where it moves more than this fraction of its inner
+    /// radius (the radius of a sphere, capsule or hull's nearest face from
+    /// its centre of mass, a box's smallest half extent); slower, the
+    /// discrete contacts cannot miss a wall. In `0..=10`; Jolt: 0.75.
+    pub linear_cast_threshold: f32,
+    /// How deep (a fraction of its inner radius) a swept body may sink
+    /// into what it hits: it stops where it would sink this far, so the
+    /// next step's contact has a little penetration to push out, and a hit
+    /// the step's whole motion would sink it less than this into is left
+    /// to the discrete contacts (a fast body grazing the floor is not
+    /// stopped by it). In `0..=1`; Jolt: 0.25.
+    pub linear_cast_max_penetration: f32,
 }
 
 impl Default for PhysicsSettings {
@@ -318,6 +331,8 @@ impl Default for PhysicsSettings {
             time_before_sleep: 0.5,
             point_velocity_sleep_threshold: 0.03,
             query_tree_rebuild_factor: 1.5,
+            linear_cast_threshold: 0.75,
+            linear_cast_max_penetration: 0.25,
         }
     }
 }
@@ -359,6 +374,8 @@ impl PhysicsSettings {
             && finite_nonneg(self.point_velocity_sleep_threshold)
             && self.query_tree_rebuild_factor.is_finite()
             && self.query_tree_rebuild_factor >= 1.0
+            && (0.0..=10.0).contains(&self.linear_cast_threshold)
+            && (0.0..=1.0).contains(&self.linear_cast_max_penetration)
             && self.simd.is_available();
         ok.then_some(()).ok_or(PhysicsError::InvalidSettings)
     }

@@ -192,6 +192,20 @@ impl Shape {
         }
     }
 
+    /// The radius of the largest sphere about the centre of mass that the
+    /// shape contains (Jolt's `GetInnerRadius`): how far the body may move
+    /// in a step before a discrete step could miss a wall (m). A hull's is
+    /// its nearest face's distance from the centre of mass.
+    pub(crate) fn inner_radius(&self, hulls: &HullStore) -> f32 {
+        match *self {
+            Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius,
+            Shape::Box { half_extents } => half_extents.min_element(),
+            Shape::Hull(id) => hulls.get(id).map_or(0.0, |h| {
+                h.face_offset.iter().copied().fold(f32::INFINITY, f32::min)
+            }),
+        }
+    }
+
     /// World-space bounding box `(min, max)` at a position and rotation. A
     /// hull's is its local box turned (as Jolt's hull bounds are): exact
     /// for boxes, a little loose for a turned rounded hull.

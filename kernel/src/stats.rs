@@ -124,6 +124,11 @@ pub struct StepStats {
     /// Candidate pairs a joint keeps from colliding (its
     /// `collide_connected` is off); summed over collision steps.
     pub body_pairs_jointed: u32,
+    /// [`LinearCast`](crate::MotionQuality::LinearCast) bodies swept
+    /// (they moved past the cast threshold), and of those the ones a hit
+    /// stopped short; summed over collision steps.
+    pub linear_casts: u32,
+    pub linear_cast_hits: u32,
     /// Joints solved in the last collision step (both sides in the
     /// simulation, one an awake dynamic body).
     pub active_joints: u32,

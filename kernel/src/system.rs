@@ -37,6 +37,7 @@ pub struct PhysicsSystem {
     pub(crate) trace_armed: bool,
     /// Per-active-body results of the parallel body loops.
     pub(crate) body_scratch: Vec<crate::integrate::BodyScratch>,
+    pub(crate) linear_casts: crate::ccd::LinearCasts,
     pub(crate) last_trace: Option<crate::trace::StepTrace>,
     /// An `update` panicked part-way: the state may be half-stepped.
     pub(crate) poisoned: bool,
@@ -148,6 +149,7 @@ impl PhysicsSystem {
             last_stats: StepStats::default(),
             trace_armed: false,
             body_scratch: Vec::with_capacity(capacities.max_bodies),
+            linear_casts: Default::default(),
             last_trace: None,
             poisoned: false,
             injected_panic: None,
@@ -389,6 +391,29 @@ impl PhysicsSystem {
     }
     pub fn motion_type(&self, id: BodyId) -> Result<MotionType> {
         self.bodies.check(id).map(|i| self.bodies.motion(i))
+    }
+    /// The body's [`MotionQuality`](crate::MotionQuality).
+    pub fn motion_quality(&self, id: BodyId) -> Result<crate::MotionQuality> {
+        self.bodies.check(id).map(|i| {
+            if self.bodies.is_linear_cast(i) {
+                crate::MotionQuality::LinearCast
+            } else {
+                crate::MotionQuality::Discrete
+            }
+        })
+    }
+    /// Switches a body between discrete and continuous collision (Jolt's
+    /// `SetMotionQuality`); takes effect from the next step. Any motion
+    /// type may carry the setting, only dynamic bodies are swept.
+    pub fn set_motion_quality(&mut self, id: BodyId, quality: crate::MotionQuality) -> Result<()> {
+        let i = self.bodies.check(id)?;
+        let f = self.bodies.flags[i] & !crate::body::flags::LINEAR_CAST;
+        let f = match quality {
+            crate::MotionQuality::LinearCast => f | crate::body::flags::LINEAR_CAST,
+            crate::MotionQuality::Discrete => f,
+        };
+        self.bodies.set_flags(i, f);
+        Ok(())
     }
     pub fn shape(&self, id: BodyId) -> Result<Shape> {
         self.bodies.check(id).map(|i| self.bodies.shape[i])

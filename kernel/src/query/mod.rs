@@ -724,7 +724,12 @@ impl PhysicsSystem {
         let (lo, hi) = shape.world_aabb(path.origin, rotation, &self.bodies.hulls);
         let half = (0.5 * (hi - lo)).to_array();
         let ext = half.map(f32x8::splat);
-        let lanes = RayLanes::new(path);
+        // the box's centre travels the ray (a hull's box is not centred on
+        // its centre of mass)
+        let lanes = RayLanes::new(&Ray {
+            origin: 0.5 * (lo + hi),
+            ..*path
+        });
         let mut best: Option<(sweep::Impact, u32)> = None;
         let mut limit = path.max_distance;
         let mut consider = |slot: u32, limit: &mut f32| {
@@ -748,33 +753,7 @@ impl PhysicsSystem {
             }
         };
         for tree in self.queries.trees() {
-            if tree.is_empty() {
-                continue;
-            }
-            let mut stack = [(0u32, 0.0f32); STACK];
-            let mut top = 1;
-            while top > 0 {
-                top -= 1;
-                let (node, near) = stack[top];
-                if near > limit {
-                    continue;
-                }
-                let (t, mut mask) = lanes.enter_grown(tree, node as usize, limit, &ext);
-                let children = tree.nodes[node as usize].child;
-                while mask != 0 {
-                    let l = mask.trailing_zeros() as usize;
-                    mask &= mask - 1;
-                    let c = children[l];
-                    if c & LEAF != 0 {
-                        if t[l] <= limit {
-                            consider(c & !LEAF, &mut limit);
-                        }
-                    } else {
-                        stack[top] = (c, t[l]);
-                        top += 1;
-                    }
-                }
-            }
+            walk_swept(tree, &lanes, &ext, &mut limit, &mut consider);
         }
         for &slot in &self.queries.loose {
             consider(slot, &mut limit);
@@ -792,6 +771,83 @@ impl PhysicsSystem {
     pub fn optimize_query_trees(&mut self) {
         self.queries.rebuild(&self.bodies, false);
         self.queries.rebuild(&self.bodies, true);
+    }
+}
+
+/// Visits every body leaf whose box (grown by `ext`,
+/// the half size of a box moving along `lanes`' ray) the ray enters before
+/// `limit`; `consider` may shorten `limit` (a closer hit prunes what
+/// remains).
+fn walk_swept(
+    tree: &QueryTree,
+    lanes: &RayLanes,
+    ext: &[f32x8; 3],
+    limit: &mut f32,
+    consider: &mut impl FnMut(u32, &mut f32),
+) {
+    if tree.is_empty() {
+        return;
+    }
+    let mut stack = [(0u32, 0.0f32); STACK];
+    let mut top = 1;
+    while top > 0 {
+        top -= 1;
+        let (node, near) = stack[top];
+        if near > *limit {
+            continue;
+        }
+        let (t, mut mask) = lanes.enter_grown(tree, node as usize, *limit, ext);
+        let children = tree.nodes[node as usize].child;
+        while mask != 0 {
+            let l = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let c = children[l];
+            if c & LEAF != 0 {
+                if t[l] <= *limit {
+                    consider(c & !LEAF, limit);
+                }
+            } else {
+                stack[top] = (c, t[l]);
+                top += 1;
+            }
+        }
+    }
+}
+
+impl QueryTrees {
+    /// The static bodies whose boxes a box of half size `half`, moved from
+    /// `origin` along unit `dir`, enters within `*limit` m, into `consider`
+    /// (which may shorten `*limit`); bodies added since the tree was built
+    /// included. The continuous-collision sweep's broad phase: the static
+    /// tree is exact during a step (static bodies do not move in one),
+    /// where the moving tree is a step behind.
+    pub(crate) fn statics_along(
+        &self,
+        bodies: &crate::body::Bodies,
+        origin: Vec3,
+        dir: Vec3,
+        half: Vec3,
+        limit: &mut f32,
+        mut consider: impl FnMut(u32, &mut f32),
+    ) {
+        let ray = Ray {
+            origin,
+            direction: dir,
+            max_distance: *limit,
+        };
+        let ext = half.to_array().map(f32x8::splat);
+        walk_swept(
+            &self.statics,
+            &RayLanes::new(&ray),
+            &ext,
+            limit,
+            &mut consider,
+        );
+        for &slot in &self.loose {
+            if bodies.motion(slot as usize) == MotionType::Static {
+                consider(slot, limit);
+            }
+        }
     }
 }
 

@@ -305,7 +305,7 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
         n,
         clear_to,
         dst.as_deref_mut().map(|b| &mut b.flags),
-        |&f| f < 2 * flags::CONTACT_EVENTS,
+        |&f| f < flags::END,
     )?;
     col!(friction);
     col!(restitution);

@@ -208,6 +208,9 @@ impl PhysicsSystem {
             }
         }
         let view = bodies::restore(r, apply.then_some(&mut self.bodies))?;
+        if apply {
+            self.bodies.recount_linear_casts();
+        }
         self.restore_since_step(r, &view, apply)?;
         crate::narrowphase::NarrowPhase::restore_state(
             r,
