@@ -17,6 +17,7 @@
 //! [`MotionQuality::LinearCast`]: crate::MotionQuality::LinearCast
 
 use crate::body::{Bodies, MotionType};
+use crate::broadphase::BodyPair;
 use crate::collide::{collide_in, Placed};
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
@@ -48,12 +49,15 @@ fn swept(b: &Bodies, i: usize) -> bool {
 impl LinearCasts {
     /// Sweeps the fast linear-cast bodies; returns how many were swept.
     /// [`apply`](Self::apply) then moves the stopped ones (`hits()` of
-    /// them) after the integration.
+    /// them) after the integration. `no_contact` (sorted) are the pairs a
+    /// joint keeps from colliding: the sweep ignores them as the narrow
+    /// phase does.
     pub fn find(
         &mut self,
         ctx: &StepCtx,
         b: &Bodies,
         queries: &QueryTrees,
+        no_contact: &[BodyPair],
         s: &PhysicsSettings,
         dt: f32,
     ) -> u32 {
@@ -87,8 +91,8 @@ impl LinearCasts {
                         continue;
                     }
                     casts += 1;
-                    *stop =
-                        first_stop(b, queries, s, i, motion, inner).map(|f| b.pos(i) + motion * f);
+                    *stop = first_stop(b, queries, no_contact, s, i, motion, inner)
+                        .map(|f| b.pos(i) + motion * f);
                 }
                 casts
             },
@@ -123,6 +127,7 @@ impl LinearCasts {
 fn first_stop(
     b: &Bodies,
     queries: &QueryTrees,
+    no_contact: &[BodyPair],
     s: &PhysicsSettings,
     i: usize,
     motion: Vec3,
@@ -146,6 +151,13 @@ fn first_stop(
         |slot, limit| {
             let o = slot as usize;
             if b.is_sensor(o) || !s.layer_filter.collides(layer, b.object_layer[o]) {
+                return;
+            }
+            let pair = BodyPair {
+                a: slot.min(i as u32),
+                b: slot.max(i as u32),
+            };
+            if !no_contact.is_empty() && no_contact.binary_search(&pair).is_ok() {
                 return;
             }
             let other = Core::new(b.shape[o], b.pos(o), b.rot(o), &b.hulls);

@@ -287,7 +287,8 @@ impl PhysicsSystem {
 
         let casts = &mut self.linear_casts;
         let mut faults = ctx.phase("integrate", &mut times.integrate, || {
-            stats.linear_casts += casts.find(ctx, bodies, &self.queries, &s, dt);
+            let no_contact = &self.joints.no_contact;
+            stats.linear_casts += casts.find(ctx, bodies, &self.queries, no_contact, &s, dt);
             let faults = integrate_positions(ctx, bodies, &mut self.body_scratch, &s, dt);
             if casts.hits() > 0 {
                 ctx.serial("linear cast moves", || casts.apply(bodies));
