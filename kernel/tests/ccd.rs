@@ -11,13 +11,6 @@ use common::*;
 /// The wall: 0.2 m thick (x in -0.1..0.1), 10 × 10 m.
 const WALL_HALF: Vec3 = Vec3::new(0.1, 5.0, 5.0);
 
-fn rng(seed: &mut u64) -> f32 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*seed >> 40) as f32 / (1u64 << 24) as f32
-}
-
 /// A small world (1,000 trials make and drop 1,000 bodies in it) with the
 /// wall at the origin.
 fn wall_world() -> PhysicsSystem {

@@ -147,13 +147,6 @@ fn icosahedrons_dropped_on_a_floor_rest_on_a_face() {
     }
 }
 
-fn rng(seed: &mut u64) -> f32 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    (*seed >> 40) as f32 / (1u64 << 24) as f32
-}
-
 /// A hull cube sliding at 2 m/s with μ = 0.5 stops where the box does
 /// (v²/(2 μ g) = 0.408 m), within 5%.
 #[test]

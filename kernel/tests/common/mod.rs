@@ -33,3 +33,12 @@ pub fn step(w: &mut PhysicsSystem, n: usize) {
         assert!(stats.warnings.is_empty(), "unexpected drops: {stats:?}");
     }
 }
+
+/// A uniform number in `[0, 1)` from a 64-bit LCG (Knuth's MMIX
+/// constants) on `seed`: the same sequence on every machine.
+pub fn rng(seed: &mut u64) -> f32 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*seed >> 40) as f32 / (1u64 << 24) as f32
+}
