@@ -68,6 +68,8 @@ pub enum ArchResult {
     ARCH_SNAPSHOT_VERSION,
     ARCH_SNAPSHOT_MISMATCH,
     ARCH_HULL_CAPACITY_REACHED,
+    ARCH_SHAPE_CAPACITY_REACHED,
+    ARCH_SURFACE_NOT_STATIC,
     /// A NULL handle or pointer where one is required.
     ARCH_NULL_POINTER = 100,
     /// The kernel panicked; caught at the boundary.
@@ -118,6 +120,8 @@ impl From<PhysicsError> for ArchResult {
             PhysicsError::SnapshotVersion => ARCH_SNAPSHOT_VERSION,
             PhysicsError::SnapshotMismatch => ARCH_SNAPSHOT_MISMATCH,
             PhysicsError::HullCapacityReached => ARCH_HULL_CAPACITY_REACHED,
+            PhysicsError::ShapeCapacityReached => ARCH_SHAPE_CAPACITY_REACHED,
+            PhysicsError::SurfaceNotStatic => ARCH_SURFACE_NOT_STATIC,
         }
     }
 }
@@ -632,7 +636,7 @@ pub unsafe extern "C" fn arch_world_state_hash(world: *const ArchWorld) -> u64 {
 
 /// Every kernel error, for the messages (`From<PhysicsError>` above maps
 /// each to its code; a test checks the two lists agree).
-const ALL_ERRORS: [PhysicsError; 36] = {
+const ALL_ERRORS: [PhysicsError; 38] = {
     use PhysicsError::*;
     [
         InvalidPosition,
@@ -671,6 +675,8 @@ const ALL_ERRORS: [PhysicsError; 36] = {
         SnapshotVersion,
         SnapshotMismatch,
         HullCapacityReached,
+        ShapeCapacityReached,
+        SurfaceNotStatic,
     ]
 };
 

@@ -325,6 +325,8 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
                         radius,
                     } => bits(&[2.0, half_height, radius]),
                     Shape::Hull(h) => bits(&[3.0, h.index() as f32]),
+                    Shape::Mesh(m) => bits(&[4.0, m.index() as f32]),
+                    Shape::HeightField(h) => bits(&[5.0, h.index() as f32]),
                 }),
                 Query::UserData => w.user_data(id).map(Value::U64),
                 Query::Mass => w.mass(id).map(|m| bits(&[m])),

@@ -49,6 +49,13 @@ fn shape(s: Shape) -> String {
         ),
         // the fuzzer's ops make no hulls yet, so no reproducer names one
         Shape::Hull(h) => format!("unimplemented!(\"hull {} in a reproducer\")", h.index()),
+        Shape::Mesh(m) => format!("unimplemented!(\"mesh {} in a reproducer\")", m.index()),
+        Shape::HeightField(h) => {
+            format!(
+                "unimplemented!(\"height field {} in a reproducer\")",
+                h.index()
+            )
+        }
     }
 }
 

@@ -2,10 +2,10 @@
 //! storage the step reads.
 
 use crate::error::{PhysicsError, Result};
-use crate::hull_shape::HullStore;
 use crate::limits::{MAX_FRICTION, MAX_GRAVITY_FACTOR, MAX_MASS, MIN_MASS};
 use crate::math::{world_inverse_inertia, Mat3, Quat, Vec3};
 use crate::shape::Shape;
+use crate::shape_store::ShapeStore;
 use archipelago_layout::{Column, SlotAllocator, Vec3Column};
 
 /// Handle to a body: slot index, generation and the world that issued it.
@@ -271,9 +271,12 @@ pub(crate) fn validate_creation(
     s: &BodyCreationSettings,
     default_linear_damping: f32,
     default_angular_damping: f32,
-    hulls: &HullStore,
+    hulls: &crate::shape_store::ShapeStore,
 ) -> Result<ValidatedBody> {
     s.shape.validate_in(hulls)?;
+    if s.shape.is_surface() && s.motion_type != MotionType::Static {
+        return Err(PhysicsError::SurfaceNotStatic);
+    }
     if s.object_layer >= MAX_OBJECT_LAYERS {
         return Err(PhysicsError::InvalidLayer);
     }
@@ -293,6 +296,8 @@ pub(crate) fn validate_creation(
         return Err(PhysicsError::InvalidMaterial);
     }
     let (mass, inertia) = match s.mass {
+        // a surface is static: its mass is never used
+        _ if s.shape.is_surface() => (0.0, Vec3::ZERO),
         MassSpec::Density(d) if d.is_finite() && d > 0.0 => s.shape.mass_properties(d, hulls),
         MassSpec::Mass(m) if m.is_finite() && m > 0.0 => (m, s.shape.inertia_for_mass(m, hulls)),
         _ => return Err(PhysicsError::InvalidMass),
@@ -394,7 +399,7 @@ pub(crate) struct Bodies {
     pub object_layer: Column<u8>,
     pub shape: Vec<Shape>,
     /// The hulls [`Shape::Hull`]s name (append-only, shared by id).
-    pub hulls: HullStore,
+    pub shapes: ShapeStore,
     /// The shape's [bounding radius](Shape::bounding_radius) (m), kept
     /// beside it for the narrow phase's first test of every pair.
     pub bounding_radius: Vec<f32>,
@@ -451,7 +456,7 @@ impl Bodies {
             user_data: Column::new(capacity, 0),
             object_layer: Column::new(capacity, 0),
             shape: vec![PLACEHOLDER_SHAPE; capacity],
-            hulls: HullStore::new(),
+            shapes: ShapeStore::new(),
             bounding_radius: vec![0.0; capacity],
             added: Vec::with_capacity(capacity),
             added_pos: vec![NOT_LISTED; capacity],
@@ -575,7 +580,7 @@ impl Bodies {
 
     /// The world AABB for the current pose, inflated by `margin`.
     pub fn aabb_of(&self, i: usize, margin: f32) -> (Vec3, Vec3) {
-        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i), &self.hulls);
+        let (lo, hi) = self.shape[i].world_aabb(self.pos(i), self.rot(i), &self.shapes);
         (lo - Vec3::splat(margin), hi + Vec3::splat(margin))
     }
 
@@ -631,7 +636,7 @@ impl Bodies {
         self.object_layer[i] = s.object_layer;
         self.gravity_factor[i] = s.gravity_factor;
         self.shape[i] = s.shape;
-        self.bounding_radius[i] = s.shape.bounding_radius(&self.hulls);
+        self.bounding_radius[i] = s.shape.bounding_radius(&self.shapes);
         self.gravity_scale[i] = 0.0;
         self.move_scale[i] = 0.0;
         self.update_world_inertia(i);

@@ -215,14 +215,6 @@ impl SlotManifold {
             ..Manifold::EMPTY
         }
     }
-
-    /// The smallest separation of its points.
-    pub fn deepest(&self) -> f32 {
-        self.separation[..self.count as usize]
-            .iter()
-            .copied()
-            .fold(f32::INFINITY, f32::min)
-    }
 }
 
 use crate::snapshot::codec::{get_count, get_first, put_first, Reader, Snap, Writer};
@@ -310,6 +302,10 @@ pub(crate) struct PairSlot {
     /// The manifold found (count 0: the shapes did not touch; the rest of
     /// it is then unused), points in each body's frame.
     pub manifold: SlotManifold,
+    /// This step's manifolds beyond `manifold`, waiting in the job's
+    /// extra list (a shape–surface pair touches with several; such pairs
+    /// are never recorded, so a slot that serves has none).
+    pub extra: u8,
 }
 
 impl PairSlot {
@@ -323,6 +319,7 @@ impl PairSlot {
         apart: Apart::UNKNOWN,
         normal_a: Vec3::ZERO,
         manifold: SlotManifold::EMPTY,
+        extra: 0,
     };
 
     /// Whether this record (of the last step) serves the pair at `poses`:
@@ -343,6 +340,7 @@ impl PairSlot {
     pub fn not_collided(&mut self) {
         self.recorded = false;
         self.manifold.count = 0;
+        self.extra = 0;
     }
 
     /// Takes over `from` (another slot's record). A pair that did not touch
@@ -358,6 +356,7 @@ impl PairSlot {
         } else {
             *self = *from;
         }
+        self.extra = 0;
     }
 }
 

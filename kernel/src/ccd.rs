@@ -22,7 +22,7 @@ use crate::collide::{collide_in, Placed};
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
 use crate::quarantine::clamp_length;
-use crate::query::sweep::{cast, Core};
+use crate::query::sweep::{cast, cast_surface, Core, Mover};
 use crate::query::QueryTrees;
 use crate::settings::PhysicsSettings;
 
@@ -86,7 +86,7 @@ impl LinearCasts {
                     }
                     // the velocity the integration will move it by
                     let motion = clamp_length(v, s.max_linear_velocity) * dt;
-                    let inner = b.shape[i].inner_radius(&b.hulls);
+                    let inner = b.shape[i].inner_radius(&b.shapes);
                     if motion.length() <= s.linear_cast_threshold * inner {
                         continue;
                     }
@@ -136,8 +136,14 @@ fn first_stop(
     let (pos, rot, shape) = (b.pos(i), b.rot(i), b.shape[i]);
     let len = motion.length();
     let dir = motion / len;
-    let me = Core::new(shape, pos, rot, &b.hulls);
-    let (lo, hi) = shape.world_aabb(pos, rot, &b.hulls);
+    let me = Core::new(shape, pos, rot, &b.shapes);
+    let mover = Mover {
+        core: me,
+        shape,
+        pos,
+        rot,
+    };
+    let (lo, hi) = shape.world_aabb(pos, rot, &b.shapes);
     let allowed = s.linear_cast_max_penetration * inner;
     let layer = b.object_layer[i];
     let mut best = 1.0f32;
@@ -160,8 +166,15 @@ fn first_stop(
             if !no_contact.is_empty() && no_contact.binary_search(&pair).is_ok() {
                 return;
             }
-            let other = Core::new(b.shape[o], b.pos(o), b.rot(o), &b.hulls);
-            let Some(hit) = cast(&me, dir, *limit, &other) else {
+            let found = if b.shape[o].is_surface() {
+                // a mesh or height field: its triangles under the sweep
+                let (shape_o, pos_o, rot_o) = (b.shape[o], b.pos(o), b.rot(o));
+                cast_surface(&mover, dir, *limit, shape_o, pos_o, rot_o, &b.shapes).map(|h| h.0)
+            } else {
+                let other = Core::new(b.shape[o], b.pos(o), b.rot(o), &b.shapes);
+                cast(&me, dir, *limit, &other)
+            };
+            let Some(hit) = found else {
                 return;
             };
             // Touching or overlapping already (a body the last sweep stopped
@@ -174,7 +187,7 @@ fn first_stop(
                     pos: b.pos(k),
                     rot: b.rot(k),
                 };
-                match collide_in(&placed(i), &placed(o), 0.0, &b.hulls) {
+                match collide_in(&placed(i), &placed(o), 0.0, &b.shapes) {
                     Some(c) if c.count > 0 => -c.normal,
                     _ => hit.normal,
                 }

@@ -4,7 +4,9 @@
 //! keeps them in that order, so each job of manifolds finds last step's by
 //! one binary search and a forward walk (in parallel) and storing writes a sorted union in parallel: no
 //! hash table, no allocation, and an order that depends on body indices
-//! alone. If the pair's normal turned
+//! alone. A pair may have several manifolds (a body on a mesh touching
+//! two walls); each takes the cached one of its pair whose normal is
+//! nearest its own. If the pair's normal turned
 //! less than `contact_normal_preserve_cos`, the manifold keeps its friction
 //! impulse, and each new point takes the normal impulse of the old point
 //! nearest to it in body A's frame within `contact_point_preserve_distance`
@@ -157,11 +159,23 @@ impl ContactCache {
                 while j < previous.len() && previous[j].key < key {
                     j += 1;
                 }
-                if j == previous.len() || previous[j].key != key {
+                // a pair touching a mesh may have several manifolds: the
+                // cached one of the pair nearest in normal
+                let old = previous[j..]
+                    .iter()
+                    .take_while(|c| c.key == key)
+                    .map(|c| (c.normal.dot(m.normal), c))
+                    .fold(None, |best: Option<(f32, &CachedManifold)>, x| {
+                        if best.is_none_or(|b| x.0 > b.0) {
+                            Some(x)
+                        } else {
+                            best
+                        }
+                    });
+                let Some((cos, old)) = old else {
                     continue;
-                }
-                let old = &previous[j];
-                if old.normal.dot(m.normal) < normal_cos {
+                };
+                if cos < normal_cos {
                     continue;
                 }
                 m.friction_impulse = old.friction_impulse;

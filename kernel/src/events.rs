@@ -309,11 +309,17 @@ impl ContactEvents {
                 Self::push(&mut this.events, &mut this.dropped, e);
             }
         };
+        let mut last_key = None;
         for (i, m) in manifolds.iter().enumerate() {
             if m.count == 0 || !reports(m.pair.a, m.pair.b) {
                 continue;
             }
             let key = m.pair.key();
+            // a pair's further manifolds (a body on a mesh touching two
+            // faces): the pair is one contact, reported by its first
+            if last_key.replace(key) == Some(key) {
+                continue;
+            }
             while j < old.len() && old[j].key < key {
                 settle(self, &old[j]);
                 j += 1;
@@ -352,9 +358,15 @@ impl ContactEvents {
     /// After the solve: the added pairs' impulses.
     pub fn after_solve(&mut self, manifolds: &[Manifold]) {
         for &(e, m) in &self.added_from {
-            let (e, m) = (&mut self.events[e as usize], &manifolds[m as usize]);
+            let e = &mut self.events[e as usize];
             if e.kind == ContactEventKind::Added {
-                e.normal_impulse = m.normal_impulse[..m.count as usize].iter().sum();
+                // every manifold of the pair (they follow each other)
+                let pair = manifolds[m as usize].pair;
+                e.normal_impulse = manifolds[m as usize..]
+                    .iter()
+                    .take_while(|x| x.pair == pair)
+                    .map(|x| x.normal_impulse[..x.count as usize].iter().sum::<f32>())
+                    .sum();
             }
         }
         self.added_from.clear();

@@ -261,9 +261,6 @@ impl HullStore {
     }
 }
 
-/// The store of a world without hulls (tests and the primitive-only paths).
-pub(crate) static NO_HULLS: HullStore = HullStore::new();
-
 #[cfg(test)]
 mod tests {
     use super::*;

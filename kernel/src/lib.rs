@@ -34,6 +34,7 @@ mod disjoint;
 mod error;
 mod events;
 mod executor;
+mod heightfield;
 mod hull;
 mod hull_shape;
 mod integrate;
@@ -42,6 +43,7 @@ mod jobs;
 mod joint;
 mod limits;
 mod math;
+mod mesh;
 mod narrowphase;
 mod pipeline;
 mod quarantine;
@@ -49,6 +51,7 @@ mod query;
 pub mod scenes;
 mod settings;
 mod shape;
+mod shape_store;
 mod sleep;
 mod snapshot;
 mod solver;
@@ -72,6 +75,9 @@ pub use debug_draw::{Colour, DebugColouring, DebugDrawSettings, DebugSink};
 pub use error::{PhysicsError, Result};
 pub use events::{ContactEvent, ContactEventKind, RemovalReason};
 pub use executor::{Executor, SerialExecutor};
+pub use heightfield::{
+    HeightField, HeightFieldError, BLOCK as HEIGHTFIELD_BLOCK, MAX_HEIGHTFIELD_SAMPLES,
+};
 pub use hull::{
     ConvexHull, HullError, HullFace, HullMassProperties, MAX_HULL_VERTICES, WELD_DISTANCE,
 };
@@ -88,11 +94,13 @@ pub use limits::{
     MIN_TIME_STEP,
 };
 pub use math::{Mat3, Quat, Vec3};
+pub use mesh::{MeshError, TriangleMesh, ACTIVE_EDGE_COS, MAX_MESH_TRIANGLES};
 /// The pool type `update` runs on.
 pub use query::{QueryFilter, Ray, RayHit, ShapeCastHit};
 pub use rayon::ThreadPool;
 pub use settings::{Capacities, PhysicsSettings, SimdPath, SolverWidth};
 pub use shape::Shape;
+pub use shape_store::{HeightFieldId, MeshId, ShapeStore, MAX_SURFACES};
 pub use snapshot::{SNAPSHOT_MAGIC, SNAPSHOT_VERSION};
 pub use solver_view::SolverConstraint;
 pub use stats::{PhaseTimes, StepStats, UpdateWarnings};

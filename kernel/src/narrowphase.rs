@@ -15,6 +15,7 @@ use crate::body::Bodies;
 use crate::body_pair_cache::{carry, Apart, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{sat_of_boxes, BoxPairs, Verdict};
+use crate::collide::surface::{collide_surface, SurfaceManifolds};
 use crate::collide::{
     box_contact_or_edge, collide_in, ContactPoints, Obb, Placed, Points, MAX_POINTS,
 };
@@ -90,6 +91,11 @@ pub(crate) struct NarrowPhase {
     /// Output offset of each compaction chunk.
     chunk_start: Vec<u32>,
     max_manifolds: usize,
+    /// Per job of [`PAIRS_PER_JOB`] pairs, the manifolds of its
+    /// shape–surface pairs beyond each pair's first, in pair order (see
+    /// [`PairSlot::extra`]). Empty until a world has meshes or height
+    /// fields; each grows to its high-water mark, then allocates no more.
+    extras: Vec<Vec<SlotManifold>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -115,6 +121,9 @@ impl NarrowPhase {
             depth_order: Vec::with_capacity(max_body_pairs),
             chunk_start: Vec::with_capacity(max_body_pairs / COMPACT_CHUNK + 2),
             max_manifolds: max_contact_constraints,
+            extras: (0..max_body_pairs.div_ceil(PAIRS_PER_JOB))
+                .map(|_| Vec::new())
+                .collect(),
         }
     }
 
@@ -152,8 +161,15 @@ impl NarrowPhase {
         // One add per job: a sum, the same whatever order jobs finish in.
         let apart_by_bounds = AtomicU32::new(0);
         let jointed = AtomicU32::new(0);
+        let extras = Disjoint::new(&mut self.extras[..pairs.len().div_ceil(PAIRS_PER_JOB)]);
         let hits = ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
             let pairs = &pairs[first..first + chunk.len()];
+            let job = first / PAIRS_PER_JOB;
+            // SAFETY: job `job` owns its pairs' chunk, and with it the one
+            // extra list of the same index.
+            let extra = unsafe { &mut extras.slice_mut(job, job + 1)[0] };
+            extra.clear();
+            let mut surface_out: Option<SurfaceManifolds> = None;
             let mut j = previous_pairs.partition_point(|p| *p < pairs[0]);
             // the pairs joints keep apart, walked forward like the cache's
             let mut x = no_contact.partition_point(|p| *p < pairs[0]);
@@ -201,6 +217,18 @@ impl NarrowPhase {
                     }
                 }
                 let (sa, sb) = (bodies.shape[pair.a as usize], bodies.shape[pair.b as usize]);
+                if sa.is_surface() || sb.is_surface() {
+                    let out = surface_out.get_or_insert_with(SurfaceManifolds::new);
+                    let sensor = is_sensor(bodies, pair);
+                    collide_pair_with_surface(bodies, pair, &poses, max_separation, out);
+                    let first = (out.count > 0).then(|| out.list[0]);
+                    record(&mut chunk[k], &poses, sensor, first, Apart::UNKNOWN, false);
+                    for c in &out.list[1..out.count.max(1)] {
+                        extra.push(slot_manifold(c, &poses, sensor));
+                    }
+                    chunk[k].extra = out.count.saturating_sub(1) as u8;
+                    continue;
+                }
                 if let (Shape::Box { half_extents: ha }, Shape::Box { half_extents: hb }) = (sa, sb)
                 {
                     let (lanes, entries) = waiting
@@ -222,7 +250,7 @@ impl NarrowPhase {
                     pos: poses.pos_b,
                     rot: poses.rot_b,
                 };
-                let c = collide_in(&a, &b, max_separation, &bodies.hulls);
+                let c = collide_in(&a, &b, max_separation, &bodies.shapes);
                 let sensor = is_sensor(bodies, pair);
                 record(&mut chunk[k], &poses, sensor, c, Apart::UNKNOWN, cached);
             }
@@ -248,18 +276,23 @@ impl NarrowPhase {
         stats
     }
 
-    /// Gathers the touching slots into `manifolds`, in pair order: each
-    /// chunk counts its touching slots, a prefix sum gives each chunk its
-    /// output range, and the chunks copy in parallel.
+    /// Gathers the touching slots into `manifolds`, in pair order (a
+    /// slot's extra manifolds right after its own): each chunk counts its
+    /// manifolds, a prefix sum gives each chunk its output range, and the
+    /// chunks copy in parallel.
     fn compact(&mut self, ctx: &StepCtx, pairs: &[BodyPair]) -> NarrowStats {
         let n = pairs.len();
         let slots = &self.slots[..n];
+        let extras = &self.extras;
         let chunks = n.div_ceil(COMPACT_CHUNK);
         self.chunk_start.clear();
         self.chunk_start.resize(chunks + 1, 0);
         ctx.par_chunks_mut("count manifolds", &mut self.chunk_start[1..], 1, |k, c| {
             let range = k * COMPACT_CHUNK..((k + 1) * COMPACT_CHUNK).min(n);
-            c[0] = slots[range].iter().filter(|s| s.manifold.count > 0).count() as u32;
+            c[0] = slots[range]
+                .iter()
+                .map(|s| u32::from(s.manifold.count > 0) + u32::from(s.extra))
+                .sum();
             0
         });
         for k in 0..chunks {
@@ -277,42 +310,79 @@ impl NarrowPhase {
                     // SAFETY: the prefix sums give every chunk its own
                     // output range.
                     let dst = unsafe { out.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
-                    let touching = slots[range.clone()]
-                        .iter()
-                        .zip(&pairs[range])
-                        .filter(|(s, _)| s.manifold.count > 0);
-                    for (d, (s, &pair)) in dst.iter_mut().zip(touching) {
-                        *d = s.manifold.manifold_of(pair);
-                    }
+                    let mut d = 0;
+                    for_each_manifold(slots, extras, pairs, range, |m| {
+                        dst[d] = m;
+                        d += 1;
+                    });
                 }
             });
             return NarrowStats::default();
         }
         self.manifolds.clear();
-        // Overflow: keep the deepest `max_manifolds` (ties broken by pair
-        // order, so the choice is deterministic), then restore pair order.
+        // Overflow: keep the deepest `max_manifolds` (ties broken by their
+        // place in pair order, so the choice is deterministic), then
+        // restore pair order.
         self.depth_order.clear();
-        self.depth_order.extend(
-            self.slots[..n]
+        let mut at = 0u32;
+        for_each_manifold(slots, extras, pairs, 0..n, |m| {
+            let deepest = m.separation[..m.count as usize]
                 .iter()
-                .enumerate()
-                .filter(|(_, s)| s.manifold.count > 0)
-                .map(|(k, s)| (s.manifold.deepest(), k as u32)),
-        );
+                .copied()
+                .fold(f32::INFINITY, f32::min);
+            self.depth_order.push((deepest, at));
+            at += 1;
+        });
         let keep = self.max_manifolds;
         self.depth_order
             .select_nth_unstable_by(keep - 1, |x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
         let kept = &mut self.depth_order[..keep];
         kept.sort_unstable_by_key(|&(_, k)| k);
-        for &(_, k) in kept.iter() {
-            let k = k as usize;
-            self.manifolds
-                .push(self.slots[k].manifold.manifold_of(pairs[k]));
-        }
+        let (mut at, mut next) = (0u32, 0);
+        let manifolds = &mut self.manifolds;
+        for_each_manifold(slots, extras, pairs, 0..n, |m| {
+            if next < kept.len() && kept[next].1 == at {
+                manifolds.push(m);
+                next += 1;
+            }
+            at += 1;
+        });
         NarrowStats {
             dropped_manifolds: (touching - keep) as u32,
             ..NarrowStats::default()
         }
+    }
+}
+
+/// Every manifold of the slots in `range`, in order: a touching slot's
+/// own, then its extras (from its job's list).
+fn for_each_manifold(
+    slots: &[PairSlot],
+    extras: &[Vec<SlotManifold>],
+    pairs: &[BodyPair],
+    range: core::ops::Range<usize>,
+    mut f: impl FnMut(Manifold),
+) {
+    // the first extra of the range's first job that belongs to the range
+    let mut job = range.start / PAIRS_PER_JOB;
+    let job_start = job * PAIRS_PER_JOB;
+    let mut cursor: usize = slots[job_start..range.start]
+        .iter()
+        .map(|s| s.extra as usize)
+        .sum();
+    for k in range {
+        if k / PAIRS_PER_JOB != job {
+            job = k / PAIRS_PER_JOB;
+            cursor = 0;
+        }
+        let s = &slots[k];
+        if s.manifold.count > 0 {
+            f(s.manifold.manifold_of(pairs[k]));
+        }
+        for e in &extras[job][cursor..cursor + s.extra as usize] {
+            f(e.manifold_of(pairs[k]));
+        }
+        cursor += s.extra as usize;
     }
 }
 
@@ -496,6 +566,7 @@ fn record(
     cached: bool,
 ) {
     slot.recorded = cached;
+    slot.extra = 0;
     if cached {
         slot.pose = poses.relative;
         slot.generation = poses.generation;
@@ -506,7 +577,17 @@ fn record(
         return;
     };
     slot.normal_a = rotate(poses.inv_rot_a, c.normal);
-    let m = &mut slot.manifold;
+    write_manifold(&mut slot.manifold, &c, poses, sensor);
+}
+
+/// A found contact as a slot's manifold: points in each body's frame.
+fn slot_manifold(c: &ContactPoints, poses: &PairPoses, sensor: bool) -> SlotManifold {
+    let mut m = SlotManifold::EMPTY;
+    write_manifold(&mut m, c, poses, sensor);
+    m
+}
+
+fn write_manifold(m: &mut SlotManifold, c: &ContactPoints, poses: &PairPoses, sensor: bool) {
     match &c.points {
         // Written field by field: the whole manifold is set, once.
         Points::Local(l) => {
@@ -530,6 +611,42 @@ fn record(
                 m.local_b[k] = rotate(inv_b, on_b[k] - poses.pos_b);
                 m.separation[k] = c.separation(k);
             }
+        }
+    }
+}
+
+/// The manifolds of a pair one of whose bodies is a mesh or height field
+/// (the other a solid), normal from A to B, into `out`. The solid's
+/// velocity relative to the surface steers the active-edge rule.
+fn collide_pair_with_surface(
+    bodies: &Bodies,
+    pair: BodyPair,
+    poses: &PairPoses,
+    max_separation: f32,
+    out: &mut SurfaceManifolds,
+) {
+    let (a, b) = (pair.a as usize, pair.b as usize);
+    let placed_a = Placed {
+        shape: bodies.shape[a],
+        pos: poses.pos_a,
+        rot: poses.rot_a,
+    };
+    let placed_b = Placed {
+        shape: bodies.shape[b],
+        pos: poses.pos_b,
+        rot: poses.rot_b,
+    };
+    let surface_is_a = placed_a.shape.is_surface();
+    let (solid, surface, s, f) = if surface_is_a {
+        (&placed_b, &placed_a, b, a)
+    } else {
+        (&placed_a, &placed_b, a, b)
+    };
+    let motion = bodies.lin_vel(s) - bodies.lin_vel(f);
+    collide_surface(solid, surface, max_separation, &bodies.shapes, motion, out);
+    if surface_is_a {
+        for c in &mut out.list[..out.count] {
+            *c = c.flipped();
         }
     }
 }

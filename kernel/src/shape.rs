@@ -1,14 +1,17 @@
-//! Collision shapes and their mass properties. Every shape has its centre
-//! of mass at its origin and its principal axes on the local axes, so an
-//! inertia tensor is a diagonal (a `Vec3`); a hull is moved into that
-//! frame when it is added to a world (`hull_shape`).
+//! Collision shapes and their mass properties. Every solid shape has its
+//! centre of mass at its origin and its principal axes on the local axes,
+//! so an inertia tensor is a diagonal (a `Vec3`); a hull is moved into
+//! that frame when it is added to a world (`hull_shape`). Triangle meshes
+//! and height fields are surfaces for static bodies: no mass, any frame.
 
 use crate::error::{PhysicsError, Result};
-use crate::hull_shape::{HullId, HullShape, HullStore};
+use crate::hull_shape::{HullId, HullShape};
 use crate::math::{rotate, Mat3, Quat, Vec3};
+use crate::shape_store::{HeightFieldId, MeshId, ShapeStore};
 use core::f32::consts::PI;
 
-/// A convex collision shape in its local frame (centre of mass at the origin).
+/// A collision shape in its local frame: a convex solid (centre of mass
+/// at the origin), or a surface of a static body.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
     Sphere {
@@ -27,6 +30,14 @@ pub enum Shape {
     /// A convex hull of the world's [`HullStore`], added with
     /// [`PhysicsSystem::add_hull`](crate::PhysicsSystem::add_hull).
     Hull(HullId),
+    /// A static triangle mesh of the world's [`ShapeStore`], added with
+    /// [`PhysicsSystem::add_mesh`](crate::PhysicsSystem::add_mesh). Static
+    /// bodies only.
+    Mesh(MeshId),
+    /// A static height field of the world's [`ShapeStore`], added with
+    /// [`PhysicsSystem::add_heightfield`](crate::PhysicsSystem::add_heightfield).
+    /// Static bodies only.
+    HeightField(HeightFieldId),
 }
 
 /// Discriminant used to order narrow-phase dispatch (lower type is shape A).
@@ -36,6 +47,8 @@ pub(crate) enum ShapeKind {
     Capsule = 1,
     Box = 2,
     Hull = 3,
+    Mesh = 4,
+    HeightField = 5,
 }
 
 /// A size in `[MIN_SHAPE_SIZE, MAX_SHAPE_SIZE]` (NaN fails both compares).
@@ -74,25 +87,43 @@ impl Shape {
                 half_height,
                 radius,
             } => positive(half_height) && positive(radius),
-            Shape::Hull(_) => true,
+            Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => true,
         };
         ok.then_some(()).ok_or(PhysicsError::InvalidShape)
     }
 
-    /// [`validate`](Self::validate), and a hull's id names a hull of `hulls`.
-    pub(crate) fn validate_in(&self, hulls: &HullStore) -> Result<()> {
+    /// [`validate`](Self::validate), and a stored shape's id names a
+    /// shape of `store`.
+    pub(crate) fn validate_in(&self, store: &ShapeStore) -> Result<()> {
         self.validate()?;
-        match *self {
-            Shape::Hull(id) if hulls.get(id).is_none() => Err(PhysicsError::InvalidShape),
-            _ => Ok(()),
-        }
+        let known = match *self {
+            Shape::Hull(id) => store.hulls.get(id).is_some(),
+            Shape::Mesh(id) => store.mesh(id).is_some(),
+            Shape::HeightField(id) => store.heightfield(id).is_some(),
+            _ => true,
+        };
+        known.then_some(()).ok_or(PhysicsError::InvalidShape)
+    }
+
+    /// A triangle mesh or a height field: static bodies only, no volume.
+    pub fn is_surface(&self) -> bool {
+        matches!(self, Shape::Mesh(_) | Shape::HeightField(_))
     }
 
     /// The hull behind a [`Shape::Hull`] (none for other shapes, or an id
-    /// `hulls` did not issue).
-    pub(crate) fn hull<'a>(&self, hulls: &'a HullStore) -> Option<&'a HullShape> {
+    /// `store` did not issue).
+    pub(crate) fn hull<'a>(&self, store: &'a ShapeStore) -> Option<&'a HullShape> {
         match *self {
-            Shape::Hull(id) => hulls.get(id),
+            Shape::Hull(id) => store.hulls.get(id),
+            _ => None,
+        }
+    }
+
+    /// A surface's local box `(min, max)` (none for solids).
+    fn surface_bounds(&self, store: &ShapeStore) -> Option<(Vec3, Vec3)> {
+        match *self {
+            Shape::Mesh(id) => store.mesh(id).map(|m| m.bounds()),
+            Shape::HeightField(id) => store.heightfield(id).map(|h| h.bounds()),
             _ => None,
         }
     }
@@ -103,11 +134,14 @@ impl Shape {
             Shape::Capsule { .. } => ShapeKind::Capsule,
             Shape::Box { .. } => ShapeKind::Box,
             Shape::Hull(_) => ShapeKind::Hull,
+            Shape::Mesh(_) => ShapeKind::Mesh,
+            Shape::HeightField(_) => ShapeKind::HeightField,
         }
     }
 
-    /// Volume (m³); a hull's is looked up in `hulls` (0 if it is not there).
-    pub fn volume(&self, hulls: &HullStore) -> f32 {
+    /// Volume (m³); a hull's is looked up in `store` (0 if it is not
+    /// there); a surface has none.
+    pub fn volume(&self, store: &ShapeStore) -> f32 {
         match *self {
             Shape::Sphere { radius: r } => 4.0 / 3.0 * PI * r * r * r,
             Shape::Box { half_extents: h } => 8.0 * h.x * h.y * h.z,
@@ -115,16 +149,17 @@ impl Shape {
                 half_height,
                 radius: r,
             } => PI * r * r * (2.0 * half_height) + 4.0 / 3.0 * PI * r * r * r,
-            Shape::Hull(id) => hulls.get(id).map_or(0.0, |h| h.volume),
+            Shape::Hull(id) => store.hulls.get(id).map_or(0.0, |h| h.volume),
+            Shape::Mesh(_) | Shape::HeightField(_) => 0.0,
         }
     }
 
     /// Principal moments of inertia for unit density, about the centre of mass.
-    fn unit_density_inertia(&self, hulls: &HullStore) -> Vec3 {
+    fn unit_density_inertia(&self, store: &ShapeStore) -> Vec3 {
         match *self {
-            Shape::Sphere { radius: r } => Vec3::splat(0.4 * self.volume(hulls) * r * r),
+            Shape::Sphere { radius: r } => Vec3::splat(0.4 * self.volume(store) * r * r),
             Shape::Box { half_extents: h } => {
-                let m = self.volume(hulls);
+                let m = self.volume(store);
                 Vec3::new(
                     m / 3.0 * (h.y * h.y + h.z * h.z),
                     m / 3.0 * (h.x * h.x + h.z * h.z),
@@ -145,26 +180,27 @@ impl Shape {
                     + ms * (0.4 * r * r + h * h / 4.0 + 3.0 * h * r / 8.0);
                 Vec3::new(transverse, axial, transverse)
             }
-            Shape::Hull(id) => hulls.get(id).map_or(Vec3::ZERO, |h| h.unit_inertia),
+            Shape::Hull(id) => store.hulls.get(id).map_or(Vec3::ZERO, |h| h.unit_inertia),
+            Shape::Mesh(_) | Shape::HeightField(_) => Vec3::ZERO,
         }
     }
 
     /// `(mass, principal inertia)` for a uniform density (kg/m³).
-    pub fn mass_properties(&self, density: f32, hulls: &HullStore) -> (f32, Vec3) {
+    pub fn mass_properties(&self, density: f32, store: &ShapeStore) -> (f32, Vec3) {
         (
-            self.volume(hulls) * density,
-            self.unit_density_inertia(hulls) * density,
+            self.volume(store) * density,
+            self.unit_density_inertia(store) * density,
         )
     }
 
     /// Principal inertia scaled so the shape has the given mass.
-    pub fn inertia_for_mass(&self, mass: f32, hulls: &HullStore) -> Vec3 {
-        self.unit_density_inertia(hulls) * (mass / self.volume(hulls))
+    pub fn inertia_for_mass(&self, mass: f32, store: &ShapeStore) -> Vec3 {
+        self.unit_density_inertia(store) * (mass / self.volume(store))
     }
 
     /// Half extents of the smallest local box about the origin that holds
     /// the shape.
-    pub fn local_half_extents(&self, hulls: &HullStore) -> Vec3 {
+    pub fn local_half_extents(&self, store: &ShapeStore) -> Vec3 {
         match *self {
             Shape::Sphere { radius } => Vec3::splat(radius),
             Shape::Box { half_extents } => half_extents,
@@ -172,15 +208,19 @@ impl Shape {
                 half_height,
                 radius,
             } => Vec3::new(radius, half_height + radius, radius),
-            Shape::Hull(id) => hulls
+            Shape::Hull(id) => store
+                .hulls
                 .get(id)
                 .map_or(Vec3::ZERO, |h| h.local_max.max(-h.local_min)),
+            Shape::Mesh(_) | Shape::HeightField(_) => self
+                .surface_bounds(store)
+                .map_or(Vec3::ZERO, |(lo, hi)| hi.max(-lo)),
         }
     }
 
     /// Distance (m) from the centre to the farthest point of the shape: the
     /// radius of the smallest sphere about the centre that holds it.
-    pub(crate) fn bounding_radius(&self, hulls: &HullStore) -> f32 {
+    pub(crate) fn bounding_radius(&self, store: &ShapeStore) -> f32 {
         match *self {
             Shape::Sphere { radius } => radius,
             Shape::Box { half_extents } => half_extents.length(),
@@ -188,7 +228,9 @@ impl Shape {
                 half_height,
                 radius,
             } => half_height + radius,
-            Shape::Hull(id) => hulls.get(id).map_or(0.0, |h| h.bounding_radius),
+            Shape::Hull(id) => store.hulls.get(id).map_or(0.0, |h| h.bounding_radius),
+            Shape::Mesh(id) => store.mesh(id).map_or(0.0, |m| m.bounding_radius),
+            Shape::HeightField(id) => store.heightfield(id).map_or(0.0, |h| h.bounding_radius),
         }
     }
 
@@ -196,20 +238,22 @@ impl Shape {
     /// shape contains (Jolt's `GetInnerRadius`): how far the body may move
     /// in a step before a discrete step could miss a wall (m). A hull's is
     /// its nearest face's distance from the centre of mass.
-    pub(crate) fn inner_radius(&self, hulls: &HullStore) -> f32 {
+    pub(crate) fn inner_radius(&self, store: &ShapeStore) -> f32 {
         match *self {
             Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius,
             Shape::Box { half_extents } => half_extents.min_element(),
-            Shape::Hull(id) => hulls.get(id).map_or(0.0, |h| {
+            Shape::Hull(id) => store.hulls.get(id).map_or(0.0, |h| {
                 h.face_offset.iter().copied().fold(f32::INFINITY, f32::min)
             }),
+            Shape::Mesh(_) | Shape::HeightField(_) => 0.0,
         }
     }
 
     /// World-space bounding box `(min, max)` at a position and rotation. A
-    /// hull's is its local box turned (as Jolt's hull bounds are): exact
-    /// for boxes, a little loose for a turned rounded hull.
-    pub fn world_aabb(&self, pos: Vec3, rot: Quat, hulls: &HullStore) -> (Vec3, Vec3) {
+    /// hull's (or a surface's) is its local box turned (as Jolt's hull
+    /// bounds are): exact for boxes, a little loose for a turned rounded
+    /// hull.
+    pub fn world_aabb(&self, pos: Vec3, rot: Quat, store: &ShapeStore) -> (Vec3, Vec3) {
         let turned = |h: Vec3| {
             let r = Mat3::from_quat(rot);
             Mat3::from_cols(r.x_axis.abs(), r.y_axis.abs(), r.z_axis.abs()) * h
@@ -221,12 +265,16 @@ impl Shape {
                 half_height,
                 radius,
             } => rotate(rot, Vec3::new(0.0, half_height, 0.0)).abs() + Vec3::splat(radius),
-            Shape::Hull(id) => {
-                let Some(h) = hulls.get(id) else {
+            Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => {
+                let local = match *self {
+                    Shape::Hull(id) => store.hulls.get(id).map(|h| (h.local_min, h.local_max)),
+                    _ => self.surface_bounds(store),
+                };
+                let Some((lo, hi)) = local else {
                     return (pos, pos);
                 };
-                let c = pos + rotate(rot, (h.local_max + h.local_min) * 0.5);
-                let e = turned((h.local_max - h.local_min) * 0.5);
+                let c = pos + rotate(rot, (hi + lo) * 0.5);
+                let e = turned((hi - lo) * 0.5);
                 return (c - e, c + e);
             }
         };
@@ -237,7 +285,7 @@ impl Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hull_shape::NO_HULLS;
+    use crate::shape_store::NO_SHAPES;
 
     #[test]
     fn bad_sizes_are_refused() {
@@ -261,7 +309,7 @@ mod tests {
     fn cube_mass_and_inertia() {
         let (m, i) = Shape::cuboid(Vec3::splat(0.5))
             .unwrap()
-            .mass_properties(1000.0, &NO_HULLS);
+            .mass_properties(1000.0, &NO_SHAPES);
         assert!((m - 1000.0).abs() < 1e-3);
         // m s² / 6 for a cube of side s = 1
         assert!((i - Vec3::splat(1000.0 / 6.0)).abs().max_element() < 1e-2);
@@ -272,13 +320,13 @@ mod tests {
         // very short capsule ≈ sphere
         let c = Shape::capsule(1e-4, 1.0)
             .unwrap()
-            .unit_density_inertia(&NO_HULLS);
-        let s = Shape::sphere(1.0).unwrap().unit_density_inertia(&NO_HULLS);
+            .unit_density_inertia(&NO_SHAPES);
+        let s = Shape::sphere(1.0).unwrap().unit_density_inertia(&NO_SHAPES);
         assert!((c - s).abs().max_element() / s.x < 1e-3);
         // very thin capsule ≈ rod: I = m L² / 12
         let cap = Shape::capsule(1.0, 1e-3).unwrap();
-        let i = cap.unit_density_inertia(&NO_HULLS);
-        let rod = cap.volume(&NO_HULLS) * 4.0 / 12.0;
+        let i = cap.unit_density_inertia(&NO_SHAPES);
+        let rod = cap.volume(&NO_SHAPES) * 4.0 / 12.0;
         assert!((i.x - rod).abs() / rod < 1e-2);
     }
 
@@ -288,7 +336,7 @@ mod tests {
         let (lo, hi) = s.world_aabb(
             Vec3::ZERO,
             Quat::from_rotation_z(core::f32::consts::FRAC_PI_2),
-            &NO_HULLS,
+            &NO_SHAPES,
         );
         assert!((hi - Vec3::new(0.5, 1.0, 0.5)).abs().max_element() < 1e-5);
         assert!((lo + hi).abs().max_element() < 1e-6);

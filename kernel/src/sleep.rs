@@ -24,7 +24,7 @@ use crate::settings::PhysicsSettings;
 /// `GetSleepTestPoints`: COM, COM + largest axis, COM + second largest axis;
 /// ties resolved as Jolt's `GetLowestComponentIndex`).
 pub(crate) fn sleep_test_points(bodies: &Bodies, i: usize) -> [Vec3; 3] {
-    let e = bodies.shape[i].local_half_extents(&bodies.hulls);
+    let e = bodies.shape[i].local_half_extents(&bodies.shapes);
     let lowest = if e.x < e.y {
         if e.x < e.z {
             0
@@ -192,7 +192,7 @@ pub(crate) fn wake_touched(
             pos: bodies.pos(i),
             rot: bodies.rot(i),
         };
-        if collide_in(&placed(a), &placed(b), max_separation, &bodies.hulls).is_some() {
+        if collide_in(&placed(a), &placed(b), max_separation, &bodies.shapes).is_some() {
             woken += wake_island(bodies, sleeper);
         }
     }

@@ -249,7 +249,7 @@ impl PhysicsSystem {
             s,
             self.settings.linear_damping,
             self.settings.angular_damping,
-            &self.bodies.hulls,
+            &self.bodies.shapes,
         )?;
         let (index, generation) = self
             .bodies
@@ -427,6 +427,7 @@ impl PhysicsSystem {
     /// the one copy. Hulls stay for the world's life.
     pub fn add_hull(&mut self, hull: &crate::ConvexHull) -> Result<Shape> {
         self.bodies
+            .shapes
             .hulls
             .push(crate::HullShape::new(hull))
             .map(Shape::Hull)
@@ -435,13 +436,44 @@ impl PhysicsSystem {
 
     /// The hull a [`Shape::Hull`] of this world names.
     pub fn hull(&self, id: crate::HullId) -> Option<&crate::HullShape> {
-        self.bodies.hulls.get(id)
+        self.bodies.shapes.hulls.get(id)
     }
 
     /// Every hull of the world, by id.
     pub fn hulls(&self) -> &crate::HullStore {
-        &self.bodies.hulls
+        &self.bodies.shapes.hulls
     }
+
+    /// Keeps a triangle mesh in the world (moved in, built once: see
+    /// [`TriangleMesh`](crate::TriangleMesh)) and returns the
+    /// [`Shape::Mesh`] that names it, for static bodies. Refused
+    /// (`ShapeCapacityReached`): the world holds
+    /// [`MAX_SURFACES`](crate::MAX_SURFACES) meshes.
+    pub fn add_mesh(&mut self, mesh: crate::TriangleMesh) -> Result<Shape> {
+        self.bodies
+            .shapes
+            .push_mesh(mesh)
+            .map(Shape::Mesh)
+            .ok_or(PhysicsError::ShapeCapacityReached)
+    }
+
+    /// Keeps a height field in the world and returns the
+    /// [`Shape::HeightField`] that names it, for static bodies. Refused
+    /// (`ShapeCapacityReached`): the world holds
+    /// [`MAX_SURFACES`](crate::MAX_SURFACES) height fields.
+    pub fn add_heightfield(&mut self, field: crate::HeightField) -> Result<Shape> {
+        self.bodies
+            .shapes
+            .push_heightfield(field)
+            .map(Shape::HeightField)
+            .ok_or(PhysicsError::ShapeCapacityReached)
+    }
+
+    /// Every stored shape of the world (hulls, meshes, height fields).
+    pub fn shapes(&self) -> &crate::ShapeStore {
+        &self.bodies.shapes
+    }
+
     pub fn user_data(&self, id: BodyId) -> Result<u64> {
         self.bodies.check(id).map(|i| self.bodies.user_data[i])
     }

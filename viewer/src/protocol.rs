@@ -294,6 +294,11 @@ pub fn table_json(version: u32, scene: &str, bodies: &[Option<TableEntry>]) -> S
                     // the page has no hull mesh yet (no viewer scene has
                     // hulls): it gets the id only
                     Shape::Hull(id) => serde_json::json!(["hull", id.index(), motion]),
+                    // nor meshes or height fields (their ids only)
+                    Shape::Mesh(id) => serde_json::json!(["mesh", id.index(), motion]),
+                    Shape::HeightField(id) => {
+                        serde_json::json!(["heightfield", id.index(), motion])
+                    }
                 }
             }
         })

@@ -71,12 +71,12 @@ impl<'a> Poly<'a> {
         }
     }
 
-    fn face(&self, f: usize) -> &'a [u32] {
+    pub(crate) fn face(&self, f: usize) -> &'a [u32] {
         &self.face_vertex[self.face_first[f] as usize..self.face_first[f + 1] as usize]
     }
 
     /// The farthest vertex along `d`.
-    fn support(&self, d: Vec3) -> Vec3 {
+    pub(crate) fn support(&self, d: Vec3) -> Vec3 {
         let mut best = self.vertices[0];
         let mut best_dot = best.dot(d);
         for &v in &self.vertices[1..] {
@@ -460,7 +460,7 @@ fn face_contact(
 /// Up to four of `pts` spanning the most area: the deepest, the farthest
 /// from it, the one making the largest triangle with them, and the one
 /// farthest outside that triangle (Gregorius 2015).
-fn reduce(pts: &[(Vec3, Vec3, f32)], n: Vec3) -> impl Iterator<Item = usize> {
+pub(crate) fn reduce(pts: &[(Vec3, Vec3, f32)], n: Vec3) -> impl Iterator<Item = usize> {
     let mut pick = [usize::MAX; 4];
     if pts.len() <= 4 {
         for (k, p) in pick.iter_mut().enumerate().take(pts.len()) {

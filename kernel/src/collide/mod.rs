@@ -9,10 +9,12 @@ pub(crate) mod box_box_sat;
 mod capsule;
 pub(crate) mod hull;
 mod sphere;
+pub(crate) mod surface;
+pub(crate) mod triangle;
 
-use crate::hull_shape::HullStore;
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
+use crate::shape_store::ShapeStore;
 
 pub(crate) use box_box::{collide_box_box, contact_or_edge as box_contact_or_edge, Obb};
 
@@ -140,23 +142,32 @@ pub(crate) fn capsule_segment(pos: Vec3, rot: Quat, half_height: f32) -> (Vec3, 
 /// Contacts between two placed shapes without hulls (see [`collide_in`]).
 #[cfg(test)]
 pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<ContactPoints> {
-    collide_in(a, b, max_separation, &crate::hull_shape::NO_HULLS)
+    collide_in(a, b, max_separation, &crate::shape_store::NO_SHAPES)
 }
 
-/// Contacts between two placed shapes, normal from `a` to `b`; hull ids
-/// name hulls of `hulls`. Dispatches on the ordered shape pair; the lower
-/// shape kind is always the first argument of the pair function and the
-/// result is flipped back when needed.
+/// Contacts between two placed shapes, normal from `a` to `b`; stored
+/// shapes' ids name shapes of `store`. Dispatches on the ordered shape
+/// pair; the lower shape kind is always the first argument of the pair
+/// function and the result is flipped back when needed. A shape against a
+/// mesh or height field may touch it with several manifolds (see
+/// `surface.rs`, which the narrow phase calls for all of them); this
+/// gives the deepest.
 pub(crate) fn collide_in(
     a: &Placed,
     b: &Placed,
     max_separation: f32,
-    hulls: &HullStore,
+    store: &ShapeStore,
 ) -> Option<ContactPoints> {
     if a.shape.kind() > b.shape.kind() {
-        return collide_in(b, a, max_separation, hulls).map(ContactPoints::flipped);
+        return collide_in(b, a, max_separation, store).map(ContactPoints::flipped);
     }
     let m = max_separation;
+    if b.shape.is_surface() {
+        let mut out = surface::SurfaceManifolds::new();
+        surface::collide_surface(a, b, m, store, Vec3::ZERO, &mut out);
+        return out.deepest();
+    }
+    let hulls = store;
     if let Some(hb) = b.shape.hull(hulls) {
         let poly_b = hull::Poly::of_hull(hb);
         return match a.shape {
@@ -174,6 +185,7 @@ pub(crate) fn collide_in(
                 let boxed = hull::BoxPoly::new(half_extents);
                 hull::collide_poly_poly(&boxed.poly(), a.pos, a.rot, &poly_b, b.pos, b.rot, m)
             }
+            Shape::Mesh(_) | Shape::HeightField(_) => None, // ordered: b is the surface
             Shape::Hull(_) => {
                 let ha = a.shape.hull(hulls)?;
                 hull::collide_poly_poly(

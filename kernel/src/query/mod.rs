@@ -87,6 +87,11 @@ pub struct RayHit {
     /// The body's outward surface normal at `point` (unit); against the
     /// ray's direction for a ray that starts inside.
     pub normal: Vec3,
+    /// The triangle hit on a mesh (its index among the kept triangles,
+    /// see [`TriangleMesh::source_index`](crate::TriangleMesh::source_index))
+    /// or a height field (`2 · (j · (samples_x - 1) + i) + half` for cell
+    /// `(i, j)`); 0 for other shapes.
+    pub sub_shape: u32,
 }
 
 /// Which bodies a query sees. `Default`: every layer, sensors included,
@@ -444,6 +449,9 @@ pub struct ShapeCastHit {
     /// The body's outward surface normal there (unit); against the path's
     /// direction when the shape starts deep inside the body.
     pub normal: Vec3,
+    /// The triangle touched on a mesh or height field (as
+    /// [`RayHit::sub_shape`]); 0 for other shapes.
+    pub sub_shape: u32,
 }
 
 impl PhysicsSystem {
@@ -462,11 +470,11 @@ impl PhysicsSystem {
         f.exclude != Some(id) && f.predicate.is_none_or(|p| p(id))
     }
 
-    fn ray_body(&self, slot: usize, ray: &Ray, max: f32) -> Option<(f32, crate::math::Vec3)> {
+    fn ray_body(&self, slot: usize, ray: &Ray, max: f32) -> Option<(f32, Vec3, u32)> {
         let b = &self.bodies;
         shape_tests::cast_ray_in(
             &b.shape[slot],
-            &b.hulls,
+            &b.shapes,
             b.pos(slot),
             b.rot(slot),
             ray.origin,
@@ -479,20 +487,20 @@ impl PhysicsSystem {
     /// to the lower body index).
     pub fn cast_ray(&self, ray: &Ray, f: &QueryFilter) -> Option<RayHit> {
         let lanes = RayLanes::new(ray);
-        let mut best: Option<(f32, u32, Vec3)> = None;
+        let mut best: Option<(f32, u32, Vec3, u32)> = None;
         let mut limit = ray.max_distance;
         let mut consider = |slot: u32, sys: &Self, limit: &mut f32| {
             let s = slot as usize;
             if !sys.passes(s, f) {
                 return;
             }
-            if let Some((t, n)) = sys.ray_body(s, ray, *limit) {
+            if let Some((t, n, sub)) = sys.ray_body(s, ray, *limit) {
                 let better = match best {
                     None => true,
-                    Some((bt, bs, _)) => t < bt || (t == bt && slot < bs),
+                    Some((bt, bs, _, _)) => t < bt || (t == bt && slot < bs),
                 };
                 if better {
-                    best = Some((t, slot, n));
+                    best = Some((t, slot, n, sub));
                     *limit = t;
                 }
             }
@@ -559,11 +567,12 @@ impl PhysicsSystem {
         for &slot in &self.queries.loose {
             consider(slot, self, &mut limit);
         }
-        best.map(|(t, slot, n)| RayHit {
+        best.map(|(t, slot, n, sub_shape)| RayHit {
             body: self.bodies.id_of(slot as usize),
             distance: t,
             point: ray.origin + ray.direction * t,
             normal: n,
+            sub_shape,
         })
     }
 
@@ -576,12 +585,13 @@ impl PhysicsSystem {
         let mut take = |slot: u32| {
             let s = slot as usize;
             if self.passes(s, f) {
-                if let Some((t, n)) = self.ray_body(s, ray, limit) {
+                if let Some((t, n, sub_shape)) = self.ray_body(s, ray, limit) {
                     hits.push(RayHit {
                         body: self.bodies.id_of(s),
                         distance: t,
                         point: ray.origin + ray.direction * t,
                         normal: n,
+                        sub_shape,
                     });
                 }
             }
@@ -659,7 +669,7 @@ impl PhysicsSystem {
         Ok(self
             .queries
             .collect_in_box(self, (point, point), f, out, |s| {
-                shape_tests::contains_point_in(&b.shape[s], &b.hulls, b.pos(s), b.rot(s), point)
+                shape_tests::contains_point_in(&b.shape[s], &b.shapes, b.pos(s), b.rot(s), point)
             }))
     }
 
@@ -677,7 +687,7 @@ impl PhysicsSystem {
         f: &QueryFilter,
         out: &mut Vec<BodyId>,
     ) -> Result<usize> {
-        shape.validate_in(&self.bodies.hulls)?;
+        shape.validate_in(&self.bodies.shapes)?;
         let position = crate::body::checked_position(position)?;
         let rotation = crate::body::checked_rotation(rotation)?;
         let me = crate::collide::Placed {
@@ -685,7 +695,7 @@ impl PhysicsSystem {
             pos: position,
             rot: rotation,
         };
-        let bounds = shape.world_aabb(position, rotation, &self.bodies.hulls);
+        let bounds = shape.world_aabb(position, rotation, &self.bodies.shapes);
         Ok(self
             .queries
             .collect_in_box(self, bounds, f, out, |s| self.shape_overlaps(&me, s)))
@@ -698,7 +708,7 @@ impl PhysicsSystem {
             pos: b.pos(s),
             rot: b.rot(s),
         };
-        crate::collide::collide_in(me, &body, 0.0, &b.hulls).is_some_and(|c| c.count > 0)
+        crate::collide::collide_in(me, &body, 0.0, &b.shapes).is_some_and(|c| c.count > 0)
     }
 
     /// The first body (`f` permitting) that `shape`, turned by `rotation`
@@ -717,11 +727,20 @@ impl PhysicsSystem {
         path: &Ray,
         f: &QueryFilter,
     ) -> Result<Option<ShapeCastHit>> {
-        shape.validate_in(&self.bodies.hulls)?;
+        shape.validate_in(&self.bodies.shapes)?;
+        if shape.is_surface() {
+            return Err(PhysicsError::InvalidShape);
+        }
         let rotation = crate::body::checked_rotation(rotation)?;
         crate::body::checked_position(path.origin)?;
-        let me = sweep::Core::new(*shape, path.origin, rotation, &self.bodies.hulls);
-        let (lo, hi) = shape.world_aabb(path.origin, rotation, &self.bodies.hulls);
+        let me = sweep::Core::new(*shape, path.origin, rotation, &self.bodies.shapes);
+        let mover = sweep::Mover {
+            core: me,
+            shape: *shape,
+            pos: path.origin,
+            rot: rotation,
+        };
+        let (lo, hi) = shape.world_aabb(path.origin, rotation, &self.bodies.shapes);
         let half = (0.5 * (hi - lo)).to_array();
         let ext = half.map(f32x8::splat);
         // the box's centre travels the ray (a hull's box is not centred on
@@ -730,7 +749,7 @@ impl PhysicsSystem {
             origin: 0.5 * (lo + hi),
             ..*path
         });
-        let mut best: Option<(sweep::Impact, u32)> = None;
+        let mut best: Option<(sweep::Impact, u32, u32)> = None;
         let mut limit = path.max_distance;
         let mut consider = |slot: u32, limit: &mut f32| {
             let s = slot as usize;
@@ -738,17 +757,23 @@ impl PhysicsSystem {
                 return;
             }
             let b = &self.bodies;
-            let other = sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.hulls);
-            if let Some(hit) = sweep::cast(&me, path.direction, *limit, &other) {
+            let found = if b.shape[s].is_surface() {
+                let (shape, pos, rot) = (b.shape[s], b.pos(s), b.rot(s));
+                sweep::cast_surface(&mover, path.direction, *limit, shape, pos, rot, &b.shapes)
+            } else {
+                let other = sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.shapes);
+                sweep::cast(&me, path.direction, *limit, &other).map(|h| (h, 0))
+            };
+            if let Some((hit, sub)) = found {
                 let better = match &best {
                     None => true,
-                    Some((h, bs)) => {
+                    Some((h, bs, _)) => {
                         hit.distance < h.distance || (hit.distance == h.distance && slot < *bs)
                     }
                 };
                 if better {
                     *limit = hit.distance;
-                    best = Some((hit, slot));
+                    best = Some((hit, slot, sub));
                 }
             }
         };
@@ -758,11 +783,12 @@ impl PhysicsSystem {
         for &slot in &self.queries.loose {
             consider(slot, &mut limit);
         }
-        Ok(best.map(|(h, slot)| ShapeCastHit {
+        Ok(best.map(|(h, slot, sub_shape)| ShapeCastHit {
             body: self.bodies.id_of(slot as usize),
             distance: h.distance,
             point: h.point,
             normal: h.normal,
+            sub_shape,
         }))
     }
 
@@ -853,8 +879,18 @@ impl QueryTrees {
 
 /// Visits every body leaf under the lanes `mask(node)` selects.
 #[inline(always)]
-fn walk(tree: &QueryTree, mut mask: impl FnMut(usize) -> u32, mut leaf: impl FnMut(u32)) {
-    if tree.is_empty() {
+fn walk(tree: &QueryTree, mask: impl FnMut(usize) -> u32, leaf: impl FnMut(u32)) {
+    walk_nodes(&tree.nodes, mask, leaf)
+}
+
+/// [`walk`] over any wide nodes (a mesh's triangle tree too): the lanes
+/// `mask` picks, depth first; `leaf` gets each picked item's id.
+pub(crate) fn walk_nodes(
+    nodes: &[tree::Node],
+    mut mask: impl FnMut(usize) -> u32,
+    mut leaf: impl FnMut(u32),
+) {
+    if nodes.is_empty() {
         return;
     }
     let mut stack = [0u32; STACK];
@@ -863,7 +899,7 @@ fn walk(tree: &QueryTree, mut mask: impl FnMut(usize) -> u32, mut leaf: impl FnM
         top -= 1;
         let node = stack[top] as usize;
         let mut m = mask(node);
-        let children = tree.nodes[node].child;
+        let children = nodes[node].child;
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             m &= m - 1;

@@ -77,18 +77,19 @@ fn brute_ray_all(w: &PhysicsSystem, ray: &Ray, f: &QueryFilter) -> Vec<RayHit> {
         .filter_map(|s| {
             shape_tests::cast_ray_in(
                 &b.shape[s],
-                &b.hulls,
+                &b.shapes,
                 b.pos(s),
                 b.rot(s),
                 ray.origin,
                 ray.direction,
                 ray.max_distance,
             )
-            .map(|(t, n)| RayHit {
+            .map(|(t, n, sub_shape)| RayHit {
                 body: b.id_of(s),
                 distance: t,
                 point: ray.origin + ray.direction * t,
                 normal: n,
+                sub_shape,
             })
         })
         .collect();
@@ -118,7 +119,7 @@ fn brute_sets(
         if lo.cmple(max).all() && hi.cmpge(min).all() {
             boxes.push(b.id_of(s));
         }
-        if shape_tests::contains_point_in(&b.shape[s], &b.hulls, b.pos(s), b.rot(s), point) {
+        if shape_tests::contains_point_in(&b.shape[s], &b.shapes, b.pos(s), b.rot(s), point) {
             points.push(b.id_of(s));
         }
     }
@@ -197,7 +198,7 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
             cast,
             ray.origin(),
             crate::body::checked_rotation(turn).unwrap(),
-            &w.bodies.hulls,
+            &w.bodies.shapes,
         );
         let mut expect: Option<(f32, usize)> = None;
         for &s in &w.bodies.added {
@@ -206,7 +207,7 @@ fn check_queries(w: &PhysicsSystem, r: &mut TestRng, extent: f32, rays: usize) -
                 continue;
             }
             let b = &w.bodies;
-            let other = super::sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.hulls);
+            let other = super::sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.shapes);
             if let Some(i) = super::sweep::cast(&me, ray.direction(), ray.max_distance(), &other) {
                 if expect.is_none_or(|(d, e)| i.distance < d || (i.distance == d && s < e)) {
                     expect = Some((i.distance, s));

@@ -1,11 +1,14 @@
 //! Exact ray and point tests against one placed shape, in the shape's own
-//! frame (the ray is turned into it, the normal turned back). Shapes are
-//! solid: a ray that starts inside hits at distance 0 with the normal
-//! against its direction.
+//! frame (the ray is turned into it, the normal turned back). Solid shapes
+//! are solid: a ray that starts inside hits at distance 0 with the normal
+//! against its direction. Meshes and height fields are surfaces: a ray
+//! hits a front face (through the mesh's tree, or the field's blocks and
+//! cells), never a back face, and no point is inside one.
 
-use crate::hull_shape::{HullShape, HullStore};
+use crate::hull_shape::HullShape;
 use crate::math::{rotate, Quat, Vec3};
 use crate::shape::Shape;
+use crate::shape_store::ShapeStore;
 
 /// Below this a direction component is parallel to a box face: the slab
 /// is then a containment test of the origin (no division).
@@ -23,30 +26,33 @@ pub(crate) fn cast_ray(
 ) -> Option<(f32, Vec3)> {
     cast_ray_in(
         shape,
-        &crate::hull_shape::NO_HULLS,
+        &crate::shape_store::NO_SHAPES,
         pos,
         rot,
         origin,
         dir,
         max,
     )
+    .map(|(t, n, _)| (t, n))
 }
 
 /// The first point where the ray `origin + t·dir` (`dir` unit, `0 <= t <=
-/// max`) meets the shape at `pos, rot`: `(t, world normal)`; a hull's id
-/// names a hull of `hulls`.
+/// max`) meets the shape at `pos, rot`: `(t, world normal, sub-shape)`,
+/// the sub-shape being the triangle of a mesh or height field (0 for
+/// other shapes); stored shapes' ids name shapes of `store`.
 pub(crate) fn cast_ray_in(
     shape: &Shape,
-    hulls: &HullStore,
+    store: &ShapeStore,
     pos: Vec3,
     rot: Quat,
     origin: Vec3,
     dir: Vec3,
     max: f32,
-) -> Option<(f32, Vec3)> {
+) -> Option<(f32, Vec3, u32)> {
     let inv = rot.conjugate();
     let o = rotate(inv, origin - pos);
     let d = rotate(inv, dir);
+    let surface = |(t, n, k): (f32, Vec3, u32)| Some((t, rotate(rot, n), k));
     let (t, n) = match *shape {
         Shape::Sphere { radius } => ray_sphere(o, d, radius)?,
         Shape::Box { half_extents } => ray_box(o, d, half_extents)?,
@@ -54,25 +60,28 @@ pub(crate) fn cast_ray_in(
             half_height,
             radius,
         } => ray_capsule(o, d, half_height, radius)?,
-        Shape::Hull(id) => ray_hull(o, d, hulls.get(id)?)?,
+        Shape::Hull(id) => ray_hull(o, d, store.hulls.get(id)?)?,
+        Shape::Mesh(id) => return surface(store.mesh(id)?.cast_ray(o, d, max)?),
+        Shape::HeightField(id) => return surface(store.heightfield(id)?.cast_ray(o, d, max)?),
     };
     if t > max {
         return None;
     }
     let n = if t == 0.0 { -dir } else { rotate(rot, n) };
-    Some((t, n))
+    Some((t, n, 0))
 }
 
 /// [`contains_point_in`] for shapes without hulls.
 #[cfg(test)]
 pub(crate) fn contains_point(shape: &Shape, pos: Vec3, rot: Quat, point: Vec3) -> bool {
-    contains_point_in(shape, &crate::hull_shape::NO_HULLS, pos, rot, point)
+    contains_point_in(shape, &crate::shape_store::NO_SHAPES, pos, rot, point)
 }
 
-/// Whether the shape at `pos, rot` holds `point` (its surface included).
+/// Whether the shape at `pos, rot` holds `point` (its surface included;
+/// a mesh or height field holds none).
 pub(crate) fn contains_point_in(
     shape: &Shape,
-    hulls: &HullStore,
+    store: &ShapeStore,
     pos: Vec3,
     rot: Quat,
     point: Vec3,
@@ -88,12 +97,13 @@ pub(crate) fn contains_point_in(
             let y = p.y.clamp(-half_height, half_height);
             (p - Vec3::new(0.0, y, 0.0)).length_squared() <= radius * radius
         }
-        Shape::Hull(id) => hulls.get(id).is_some_and(|h| {
+        Shape::Hull(id) => store.hulls.get(id).is_some_and(|h| {
             h.face_normal
                 .iter()
                 .zip(&h.face_offset)
                 .all(|(n, &off)| n.dot(p) <= off)
         }),
+        Shape::Mesh(_) | Shape::HeightField(_) => false,
     }
 }
 

@@ -22,9 +22,10 @@
 //! turns the normal by degrees; in `f64` the same error is ~1e-14 m.
 //! Inputs and results are `f32`. (Scalar `f64` costs what `f32` does.)
 
-use crate::hull_shape::{HullShape, HullStore};
+use crate::hull_shape::HullShape;
 use crate::math::{Quat, Vec3};
 use crate::shape::Shape;
+use crate::shape_store::ShapeStore;
 use glam::{DQuat, DVec3};
 
 /// The gap (m) at which a cast counts as touching: the reported hit
@@ -48,6 +49,9 @@ pub(crate) struct Core<'a> {
     shape: Shape,
     /// The hull behind a [`Shape::Hull`].
     hull: Option<&'a HullShape>,
+    /// A triangle's corners (world), for casts against meshes and height
+    /// fields (the shape is then ignored).
+    tri: Option<[DVec3; 3]>,
     pos: DVec3,
     rot: DQuat,
 }
@@ -60,11 +64,14 @@ fn rotate(q: DQuat, v: DVec3) -> DVec3 {
 }
 
 impl<'a> Core<'a> {
-    /// `shape` at a pose; a hull's id names a hull of `hulls`.
-    pub fn new(shape: Shape, pos: Vec3, rot: Quat, hulls: &'a HullStore) -> Self {
+    /// `shape` at a pose; a hull's id names a hull of `store`. (A mesh or
+    /// height field is no convex core: casts against one go triangle by
+    /// triangle, see [`Core::triangle`].)
+    pub fn new(shape: Shape, pos: Vec3, rot: Quat, store: &'a ShapeStore) -> Self {
         Self {
             shape,
-            hull: shape.hull(hulls),
+            hull: shape.hull(store),
+            tri: None,
             pos: pos.as_dvec3(),
             rot: DQuat::from_xyzw(rot.x as f64, rot.y as f64, rot.z as f64, rot.w as f64),
         }
@@ -76,9 +83,16 @@ impl<'a> Core<'a> {
             Shape::Sphere { radius: 0.0 },
             pos,
             rot,
-            &crate::hull_shape::NO_HULLS,
+            &crate::shape_store::NO_SHAPES,
         );
         c.hull = Some(hull);
+        c
+    }
+
+    /// A triangle (world corners), radius 0.
+    pub fn triangle(v: [Vec3; 3]) -> Self {
+        let mut c = Self::point(v[0]);
+        c.tri = Some(v.map(|p| p.as_dvec3()));
         c
     }
 
@@ -88,7 +102,7 @@ impl<'a> Core<'a> {
             Shape::Sphere { radius: 0.0 },
             p,
             Quat::IDENTITY,
-            &crate::hull_shape::NO_HULLS,
+            &crate::shape_store::NO_SHAPES,
         )
     }
 
@@ -108,6 +122,7 @@ impl<'a> Core<'a> {
                 radius: 0.0,
             },
             hull: None,
+            tri: None,
             pos: 0.5 * (p + q),
             rot,
         }
@@ -115,14 +130,18 @@ impl<'a> Core<'a> {
 
     fn radius(&self) -> f64 {
         match self.shape {
-            _ if self.hull.is_some() => 0.0,
+            _ if self.hull.is_some() || self.tri.is_some() => 0.0,
             Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius as f64,
-            Shape::Box { .. } | Shape::Hull(_) => 0.0,
+            Shape::Box { .. } | Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => 0.0,
         }
     }
 
     /// The core's farthest point along `d` (world space).
     fn support(&self, d: DVec3) -> DVec3 {
+        if let Some(t) = self.tri {
+            let k = (1..3).fold(0, |b, k| if t[k].dot(d) > t[b].dot(d) { k } else { b });
+            return t[k];
+        }
         let local = rotate(self.rot.conjugate(), d);
         let sign = |x: f64, h: f32| if x >= 0.0 { h as f64 } else { -(h as f64) };
         if let Some(h) = self.hull {
@@ -138,7 +157,9 @@ impl<'a> Core<'a> {
             return self.pos + rotate(self.rot, best);
         }
         let p = match self.shape {
-            Shape::Sphere { .. } | Shape::Hull(_) => DVec3::ZERO,
+            Shape::Sphere { .. } | Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => {
+                DVec3::ZERO
+            }
             Shape::Capsule { half_height, .. } => DVec3::new(0.0, sign(local.y, half_height), 0.0),
             Shape::Box { half_extents: h } => {
                 DVec3::new(sign(local.x, h.x), sign(local.y, h.y), sign(local.z, h.z))
@@ -149,7 +170,10 @@ impl<'a> Core<'a> {
 
     /// Some point of the core (GJK's start).
     fn centre(&self) -> DVec3 {
-        self.pos
+        match self.tri {
+            Some(t) => (t[0] + t[1] + t[2]) / 3.0,
+            None => self.pos,
+        }
     }
 }
 
@@ -500,14 +524,74 @@ pub(crate) fn cast(shape: &Core, dir: Vec3, max: f32, other: &Core) -> Option<Im
     Some(impact(t, &s, moving.pos))
 }
 
+/// A moving shape for [`cast_surface`]: its core and its pose.
+pub(crate) struct Mover<'a> {
+    pub core: Core<'a>,
+    pub shape: Shape,
+    pub pos: Vec3,
+    pub rot: Quat,
+}
+
+/// The first contact of a convex shape moving along unit `dir` by up to
+/// `max` m with the front faces of the mesh or height field `surface` at
+/// `pos, rot` (at rest): `(impact, triangle)`, the nearest triangle's,
+/// ties to the lower triangle id. The triangles under the swept box are
+/// cast against one by one (each a convex core); a hit on a triangle's
+/// back (its normal against the triangle's) is no hit, as the narrow
+/// phase ignores back faces.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn cast_surface(
+    me: &Mover,
+    dir: Vec3,
+    max: f32,
+    surface: Shape,
+    pos: Vec3,
+    rot: Quat,
+    store: &ShapeStore,
+) -> Option<(Impact, u32)> {
+    let inv = rot.conjugate();
+    let local = |p: Vec3| crate::math::rotate(inv, p - pos);
+    let lrot = crate::math::quat_mul(inv, me.rot);
+    let (a0, a1) = me.shape.world_aabb(local(me.pos), lrot, store);
+    let (b0, b1) = me.shape.world_aabb(local(me.pos + dir * max), lrot, store);
+    let grow = Vec3::splat(HIT_TOLERANCE);
+    let (lo, hi) = (a0.min(b0) - grow, a1.max(b1) + grow);
+    let mut best: Option<(Impact, u32)> = None;
+    let mut test = |id: u32, tri: crate::mesh::Triangle| {
+        let limit = best.map_or(max, |b| b.0.distance);
+        let corners = tri.v.map(|v| pos + crate::math::rotate(rot, v));
+        let n = crate::math::rotate(rot, tri.normal);
+        if let Some(hit) = cast(&me.core, dir, limit, &Core::triangle(corners)) {
+            let closer = best.is_none_or(|(b, bid)| {
+                hit.distance < b.distance || (hit.distance == b.distance && id < bid)
+            });
+            if closer && hit.normal.dot(n) >= 0.0 {
+                best = Some((hit, id));
+            }
+        }
+    };
+    match surface {
+        Shape::Mesh(id) => {
+            let mesh = store.mesh(id)?;
+            mesh.triangles_in(lo, hi, |k| test(k, mesh.tri(k)));
+        }
+        Shape::HeightField(id) => {
+            let field = store.heightfield(id)?;
+            field.triangles_in(lo, hi, |k| test(k, field.tri(k)));
+        }
+        _ => return None,
+    }
+    best
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hull_shape::NO_HULLS;
+    use crate::shape_store::NO_SHAPES;
     use crate::test_rng::TestRng;
 
     fn at(shape: Shape, pos: Vec3) -> Core<'static> {
-        Core::new(shape, pos, Quat::IDENTITY, &NO_HULLS)
+        Core::new(shape, pos, Quat::IDENTITY, &NO_SHAPES)
     }
     fn sphere(r: f32) -> Shape {
         Shape::Sphere { radius: r }
@@ -569,7 +653,7 @@ mod tests {
                     cuboid(1.0, 1.0, 1.0),
                     Vec3::new(2.5 + 2f32.sqrt(), 0.0, 0.0),
                     Quat::from_rotation_z(core::f32::consts::FRAC_PI_4),
-                    &NO_HULLS,
+                    &NO_SHAPES,
                 ),
                 1.5,
             ),
@@ -641,7 +725,7 @@ mod tests {
             cuboid(0.5, 0.5, 0.5),
             Vec3::new(0.0, 3.0, 0.0),
             tilt,
-            &NO_HULLS,
+            &NO_SHAPES,
         );
         let low = cube.support(-DVec3::Y).y as f32;
         hits(cast(&cube, -Vec3::Y, 10.0, &floor), low, Vec3::Y);
@@ -703,9 +787,9 @@ mod tests {
         };
         let (mut hit, mut missed, mut deep) = (0, 0, 0);
         for k in 0..3000 {
-            let other = Core::new(shape(&mut r), Vec3::ZERO, r.quat(), &NO_HULLS);
+            let other = Core::new(shape(&mut r), Vec3::ZERO, r.quat(), &NO_SHAPES);
             let start = Vec3::new(r.f(-6.0, 6.0), r.f(-6.0, 6.0), r.f(-6.0, 6.0));
-            let me = Core::new(shape(&mut r), start, r.quat(), &NO_HULLS);
+            let me = Core::new(shape(&mut r), start, r.quat(), &NO_SHAPES);
             // aimed near the other's centre, so most casts hit
             let aim = Vec3::new(r.f(-1.5, 1.5), r.f(-1.5, 1.5), r.f(-1.5, 1.5));
             let dir = (aim - start).normalize();
@@ -737,7 +821,7 @@ mod tests {
                     for s in 0..=200 {
                         let t = 20.0 * s as f32 / 200.0;
                         let at = placed(&me, t, dir);
-                        assert!(!touching(&at, &other_p), "cast {k}: missed, but touching at {t}: {:?} {:?} {:?} / {:?} {:?}; gjk {:?}; collide {:?}", at.shape, at.pos, at.rot, other_p.shape, other_p.rot, separation(&Core::new(at.shape, at.pos, at.rot, &NO_HULLS), &other), crate::collide::collide(&at, &other_p, 0.0).map(|c| (c.count, c.normal, c.separation(0))));
+                        assert!(!touching(&at, &other_p), "cast {k}: missed, but touching at {t}: {:?} {:?} {:?} / {:?} {:?}; gjk {:?}; collide {:?}", at.shape, at.pos, at.rot, other_p.shape, other_p.rot, separation(&Core::new(at.shape, at.pos, at.rot, &NO_SHAPES), &other), crate::collide::collide(&at, &other_p, 0.0).map(|c| (c.count, c.normal, c.separation(0))));
                     }
                 }
             }

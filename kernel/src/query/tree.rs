@@ -50,7 +50,7 @@ pub(crate) const MAX_DEPTH: usize = SAH_DEPTH + 8;
 pub(crate) const STACK: usize = MAX_DEPTH * (WIDTH - 1) + 1;
 
 /// Eight children's boxes as lanes (an empty lane has `lo > hi`).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(32))]
 pub(crate) struct Node {
     pub lo: [[f32; WIDTH]; 3],
@@ -193,21 +193,31 @@ impl QueryTree {
         leaf_of: &mut [LeafRef],
         sah_depth: usize,
     ) {
+        let boxes = slots.iter().map(|&slot| (slot, body_box(bodies, slot)));
+        self.build_boxes(boxes, leaf_of, sah_depth);
+    }
+
+    /// Rebuilds the tree over any boxes, each named by an id below `2^31`
+    /// (`leaf_of[id]` is set for each): bodies here, a mesh's triangles
+    /// in `mesh.rs`.
+    pub(crate) fn build_boxes(
+        &mut self,
+        boxes: impl Iterator<Item = (u32, Bounds)>,
+        leaf_of: &mut [LeafRef],
+        sah_depth: usize,
+    ) {
         self.nodes.clear();
         self.parent.clear();
         self.items.clear();
-        self.items.extend(slots.iter().map(|&slot| {
-            let (lo, hi) = body_box(bodies, slot);
-            Item {
-                slot,
-                centre: [
-                    0.5 * (lo[0] + hi[0]),
-                    0.5 * (lo[1] + hi[1]),
-                    0.5 * (lo[2] + hi[2]),
-                ],
-                lo,
-                hi,
-            }
+        self.items.extend(boxes.map(|(slot, (lo, hi))| Item {
+            slot,
+            centre: [
+                0.5 * (lo[0] + hi[0]),
+                0.5 * (lo[1] + hi[1]),
+                0.5 * (lo[2] + hi[2]),
+            ],
+            lo,
+            hi,
         }));
         if !self.items.is_empty() {
             let mut items = std::mem::take(&mut self.items);
@@ -374,7 +384,20 @@ impl QueryTree {
     /// The lanes of `node` whose boxes overlap `[lo, hi]`, as bits.
     #[inline(always)]
     pub fn overlap_mask(&self, node: usize, lo: [f32; 3], hi: [f32; 3]) -> u32 {
-        let (nlo, nhi) = self.nodes[node].lanes();
+        self.nodes[node].overlap_mask(lo, hi)
+    }
+
+    /// The built nodes, handed over (a mesh keeps only these).
+    pub(crate) fn into_nodes(self) -> Vec<Node> {
+        self.nodes
+    }
+}
+
+impl Node {
+    /// The lanes whose boxes overlap `[lo, hi]`, as bits.
+    #[inline(always)]
+    pub fn overlap_mask(&self, lo: [f32; 3], hi: [f32; 3]) -> u32 {
+        let (nlo, nhi) = self.lanes();
         let axis =
             |a: usize| nlo[a].simd_le(f32x8::splat(hi[a])) & nhi[a].simd_ge(f32x8::splat(lo[a]));
         (axis(0) & axis(1) & axis(2)).to_bitmask()
@@ -420,7 +443,7 @@ const SAH_BINS: usize = 16;
 /// which bounds the depth (see [`MAX_DEPTH`]).
 pub(crate) const SAH_DEPTH: usize = 16;
 
-type Bounds = ([f32; 3], [f32; 3]);
+pub(crate) type Bounds = ([f32; 3], [f32; 3]);
 
 const NO_BOUNDS: Bounds = ([f32::INFINITY; 3], [f32::NEG_INFINITY; 3]);
 

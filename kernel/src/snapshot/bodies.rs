@@ -7,9 +7,13 @@
 use super::codec::{Reader, SlotsRead, Snap, Writer};
 use crate::body::{flags, Bodies, BodyId, NOT_LISTED, PLACEHOLDER_SHAPE};
 use crate::error::{PhysicsError, Result};
+use crate::heightfield::HeightField;
 use crate::hull::MAX_HULL_VERTICES;
 use crate::hull_shape::{HullId, HullShape, HullStore, MAX_HULLS};
+use crate::math::Vec3;
+use crate::mesh::{TriangleMesh, MAX_MESH_TRIANGLES};
 use crate::shape::Shape;
+use crate::shape_store::{HeightFieldId, MeshId, ShapeStore, MAX_SURFACES, NO_SHAPES};
 use archipelago_layout::{Column, Vec3Column};
 
 /// What later sections check body slots against: the snapshot's slots,
@@ -60,6 +64,14 @@ impl Snap for Shape {
                 w.u8(3);
                 w.u32(id.index());
             }
+            Shape::Mesh(id) => {
+                w.u8(4);
+                w.u32(id.index());
+            }
+            Shape::HeightField(id) => {
+                w.u8(5);
+                w.u32(id.index());
+            }
         }
     }
     fn get(r: &mut Reader) -> Result<Self> {
@@ -72,8 +84,10 @@ impl Snap for Shape {
                 half_height: r.f32()?,
                 radius: r.f32()?,
             },
-            // the id is checked against the snapshot's hulls by `restore`
+            // ids are checked against the snapshot's tables by `restore`
             3 => Shape::Hull(HullId(r.u32()?)),
+            4 => Shape::Mesh(MeshId(r.u32()?)),
+            5 => Shape::HeightField(HeightFieldId(r.u32()?)),
             _ => return Err(PhysicsError::InvalidSnapshot),
         };
         s.validate().map_err(|_| PhysicsError::InvalidSnapshot)?;
@@ -171,6 +185,107 @@ fn get_hulls(r: &mut Reader) -> Result<HullStore> {
     Ok(HullStore::from_hulls(hulls))
 }
 
+/// The world's meshes and height fields as they were built from: a
+/// mesh's vertices and kept triangles (with their input indices and the
+/// dropped count), a field's sample grid. Their trees, normals and edge
+/// flags are derived, and the build is deterministic, so a restore
+/// rebuilds them, or keeps the target world's own when they are equal
+/// (a rollback into the world that saved: nothing is rebuilt).
+fn put_surfaces(w: &mut Writer, store: &ShapeStore) {
+    w.u32(store.meshes.len() as u32);
+    for m in &store.meshes {
+        w.items(&m.vertices);
+        w.pod(&m.triangles);
+        w.pod(&m.source);
+        w.u32(m.dropped);
+    }
+    w.u32(store.heightfields.len() as u32);
+    for h in &store.heightfields {
+        w.u32(h.nx as u32);
+        w.u32(h.nz as u32);
+        w.f32(h.sx);
+        w.f32(h.sz);
+        w.pod(&h.heights);
+    }
+}
+
+/// Reads [`put_surfaces`]' tables: validated on the first pass (the
+/// builds' own checks, plus the saved triangles must all be kept), built
+/// on the second (`build`), each equal one taken from `existing` instead.
+#[allow(clippy::type_complexity)]
+fn get_surfaces(
+    r: &mut Reader,
+    build: bool,
+    existing: &ShapeStore,
+) -> Result<(Vec<TriangleMesh>, Vec<HeightField>, (usize, usize))> {
+    let bad = || PhysicsError::InvalidSnapshot;
+    let count = r.len(MAX_SURFACES)?;
+    let mesh_count = count;
+    let mut meshes = Vec::new();
+    for k in 0..count {
+        let mut vertices: Vec<Vec3> = Vec::new();
+        r.items_into(3 * MAX_MESH_TRIANGLES, Some(&mut vertices))?;
+        let triangles: Vec<[u32; 3]> = r.pod_vec(MAX_MESH_TRIANGLES)?;
+        let source: Vec<u32> = r.pod_vec(MAX_MESH_TRIANGLES)?;
+        let dropped = r.u32()?;
+        let same = existing.meshes.get(k).is_some_and(|m| {
+            m.vertices == vertices
+                && m.triangles == triangles
+                && m.source == source
+                && m.dropped == dropped
+        });
+        let limit = crate::limits::MAX_SHAPE_SIZE;
+        let ok = source.len() == triangles.len()
+            && vertices
+                .iter()
+                .all(|v| v.is_finite() && v.abs().max_element() <= limit)
+            && triangles
+                .iter()
+                .flatten()
+                .all(|&i| (i as usize) < vertices.len());
+        if !ok {
+            return Err(bad());
+        }
+        if build || !same {
+            let mut m = if same {
+                existing.meshes[k].clone()
+            } else {
+                TriangleMesh::new(&vertices, &triangles).map_err(|_| bad())?
+            };
+            if m.num_triangles() != triangles.len() {
+                return Err(bad()); // a saved triangle the build drops
+            }
+            m.source = source;
+            m.dropped = dropped;
+            if build {
+                meshes.push(m);
+            }
+        }
+    }
+    let count = r.len(MAX_SURFACES)?;
+    let mut fields = Vec::new();
+    for k in 0..count {
+        let (nx, nz) = (r.u32()? as usize, r.u32()? as usize);
+        let (sx, sz) = (r.f32()?, r.f32()?);
+        let heights: Vec<f32> = r.pod_vec(crate::heightfield::MAX_HEIGHTFIELD_SAMPLES)?;
+        let same = existing.heightfields.get(k).is_some_and(|h| {
+            (h.nx, h.nz, h.sx.to_bits(), h.sz.to_bits()) == (nx, nz, sx.to_bits(), sz.to_bits())
+                && h.heights == heights
+        });
+        if same {
+            if build {
+                fields.push(existing.heightfields[k].clone());
+            }
+            continue;
+        }
+        let h = HeightField::new(nx, nz, (sx, sz), &heights).map_err(|_| bad())?;
+        if build {
+            fields.push(h);
+        }
+    }
+    Ok((meshes, fields, (mesh_count, count)))
+}
+
 fn put_vec3(w: &mut Writer, c: &Vec3Column, n: usize) {
     let (x, y, z) = c.slices();
     for s in [x, y, z] {
@@ -231,7 +346,8 @@ pub(crate) fn save(b: &Bodies, w: &mut Writer) {
     w.pod(&b.user_data.as_slice()[..n]);
     w.pod(&b.object_layer.as_slice()[..n]);
     w.pod(&b.bounding_radius[..n]);
-    put_hulls(w, &b.hulls);
+    put_hulls(w, &b.shapes.hulls);
+    put_surfaces(w, &b.shapes);
     for s in &b.shape[..n] {
         w.put(s);
     }
@@ -296,6 +412,10 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
     vec3!(aabb_max);
     let motion = r.pod_bytes::<u8>(n, |&m| m <= 2)?;
     let dynamic: Vec<bool> = motion.iter().map(|&m| m == 2).collect();
+    let fixed: Vec<bool> = motion
+        .iter()
+        .map(|&m| m == crate::body::MotionType::Static as u8)
+        .collect();
     if let Some(b) = dst.as_deref_mut() {
         let c = b.motion_type.as_mut_slice();
         c[..n].copy_from_slice(motion);
@@ -324,15 +444,35 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
         |_| true,
     )?;
     let hulls = get_hulls(r)?;
+    let (meshes, heightfields, surface_counts) = {
+        let existing = dst.as_deref().map_or(&NO_SHAPES, |b| &b.shapes);
+        get_surfaces(r, dst.is_some(), existing)?
+    };
+    // the ids are checked against the tables' sizes (on the first pass
+    // the surfaces are not kept, so by count)
+    let store = ShapeStore {
+        hulls,
+        meshes,
+        heightfields,
+    };
     for i in 0..n {
         let s: Shape = r.get()?;
-        s.validate_in(&hulls).map_err(|_| bad())?;
+        s.validate().map_err(|_| bad())?;
+        let known = match s {
+            Shape::Hull(id) => store.hulls.get(id).is_some(),
+            Shape::Mesh(id) => (id.index() as usize) < surface_counts.0,
+            Shape::HeightField(id) => (id.index() as usize) < surface_counts.1,
+            _ => true,
+        };
+        if !known || (s.is_surface() && !fixed[i]) {
+            return Err(bad());
+        }
         if let Some(b) = dst.as_deref_mut() {
             b.shape[i] = s;
         }
     }
     if let Some(b) = dst.as_deref_mut() {
-        b.hulls = hulls;
+        b.shapes = store;
     }
     let added: Vec<u32> = r.pod_vec(n)?;
     let active: Vec<u32> = r.pod_vec(n)?;
