@@ -112,7 +112,10 @@ impl HeightField {
         if !size_ok(sx, samples_x) || !size_ok(sz, samples_z) {
             return Err(HeightFieldError::InvalidCellSize);
         }
-        if let Some(index) = heights.iter().position(|h| !(h.abs() <= MAX_SHAPE_SIZE)) {
+        if let Some(index) = heights
+            .iter()
+            .position(|h| h.is_nan() || h.abs() > MAX_SHAPE_SIZE)
+        {
             return Err(HeightFieldError::InvalidHeight { index });
         }
         let (cx, cz) = (samples_x - 1, samples_z - 1);
@@ -432,7 +435,7 @@ impl Grid {
             t0 = t0.max(ta.min(tb));
             t1 = t1.min(ta.max(tb));
         }
-        if !(t0 <= t1) {
+        if t0.is_nan() || t1.is_nan() || t0 > t1 {
             return;
         }
         let cell = |c: f32, o: f32, s: f32, n: usize| (((c - o) / s).max(0.0) as usize).min(n - 1);

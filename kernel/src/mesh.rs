@@ -270,10 +270,10 @@ impl TriangleMesh {
 
     /// Every triangle whose box overlaps `[lo, hi]` (mesh frame), in tree
     /// order (deterministic).
-    pub(crate) fn triangles_in(&self, lo: Vec3, hi: Vec3, mut f: impl FnMut(u32)) {
+    pub(crate) fn triangles_in(&self, lo: Vec3, hi: Vec3, f: impl FnMut(u32)) {
         let (lo, hi) = (lo.to_array(), hi.to_array());
         let nodes = &self.nodes;
-        crate::query::walk_nodes(nodes, |n| nodes[n].overlap_mask(lo, hi), |t| f(t));
+        crate::query::walk_nodes(nodes, |n| nodes[n].overlap_mask(lo, hi), f);
     }
 
     /// The first front face the ray `o + t·d` (`d` unit, mesh frame, `t`

@@ -5,12 +5,17 @@
 
 use crate::body::{BodyCreationSettings, BodyId, MotionType};
 use crate::error::Result;
+use crate::heightfield::HeightField;
+use crate::hull::ConvexHull;
+use crate::hull_shape::HullId;
 use crate::joint::{
     DistanceJoint, HingeJoint, JointFrame, JointKind, JointSettings, SwingTwistJoint,
 };
 use crate::math::{rotate, Quat, Vec3};
+use crate::mesh::TriangleMesh;
 use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
+use crate::shape_store::{HeightFieldId, MeshId};
 use crate::system::PhysicsSystem;
 
 /// Time step every standard scene uses.
@@ -37,13 +42,24 @@ pub struct LateBodies {
     pub first: usize,
 }
 
-/// A scene: capacities, the bodies to create, in order (body 0 is the
-/// floor where there is one), the joints between them, and bodies that
-/// arrive later.
+/// Stored shapes a scene's bodies name, added to the world in this order
+/// before any body (so a fresh world gives them ids 0, 1, ...: the ids
+/// the scene's shapes use).
+#[derive(Debug, Clone, Default)]
+pub struct SceneShapes {
+    pub hulls: Vec<ConvexHull>,
+    pub meshes: Vec<TriangleMesh>,
+    pub heightfields: Vec<HeightField>,
+}
+
+/// A scene: capacities, the stored shapes, the bodies to create, in order
+/// (body 0 is the floor where there is one), the joints between them, and
+/// bodies that arrive later.
 #[derive(Debug, Clone)]
 pub struct Scene {
     pub name: &'static str,
     pub capacities: Capacities,
+    pub shapes: SceneShapes,
     pub bodies: Vec<BodyCreationSettings>,
     pub joints: Vec<SceneJoint>,
     pub late: Option<LateBodies>,
@@ -55,6 +71,15 @@ impl Scene {
     /// [`before_update`](Self::before_update) so late bodies arrive.
     pub fn build(&self, settings: PhysicsSettings) -> Result<(PhysicsSystem, Vec<BodyId>)> {
         let mut world = PhysicsSystem::new(self.capacities, settings)?;
+        for h in &self.shapes.hulls {
+            world.add_hull(h)?;
+        }
+        for m in &self.shapes.meshes {
+            world.add_mesh(m.clone())?;
+        }
+        for f in &self.shapes.heightfields {
+            world.add_heightfield(f.clone())?;
+        }
         let first_late = self.late.map_or(self.bodies.len(), |l| l.first);
         let ids = self
             .bodies
@@ -132,7 +157,7 @@ impl Scene {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 15] = [
     "pyramid",
     "rain",
     "piles",
@@ -146,6 +171,8 @@ pub const NAMES: [&str; 13] = [
     "chains",
     "net",
     "ragdolls",
+    "terrain",
+    "terrain_mesh",
 ];
 
 pub fn by_name(name: &str) -> Option<Scene> {
@@ -163,6 +190,8 @@ pub fn by_name(name: &str) -> Option<Scene> {
         "chains" => chains(),
         "net" => net(),
         "ragdolls" => ragdolls(),
+        "terrain" => terrain(),
+        "terrain_mesh" => terrain_mesh(),
         _ => return None,
     })
 }
@@ -187,6 +216,7 @@ fn scene(name: &'static str, bodies: Vec<BodyCreationSettings>) -> Scene {
     Scene {
         name,
         capacities: Capacities::default(),
+        shapes: SceneShapes::default(),
         bodies,
         joints: Vec::new(),
         late: None,
@@ -718,6 +748,116 @@ pub fn ragdolls() -> Scene {
 /// spheres.
 pub const RAYCAST_SETTLE_STEPS: u32 = 300;
 
+/// Samples per side of the terrain's height field (128 cells of 1 m).
+pub const TERRAIN_SAMPLES: usize = 129;
+
+/// The terrain's height at `(x, z)` (SCENES.md): `2 sin(x/7) cos(z/9) +
+/// 0.5 sin(x/2.3)` m.
+pub fn terrain_height(x: f32, z: f32) -> f32 {
+    2.0 * (x / 7.0).sin() * (z / 9.0).cos() + 0.5 * (x / 2.3).sin()
+}
+
+/// The terrain's samples, row by row (x fastest), centred on the origin.
+fn terrain_samples() -> Vec<f32> {
+    let n = TERRAIN_SAMPLES;
+    let half = (n - 1) as f32 / 2.0;
+    (0..n * n)
+        .map(|k| terrain_height((k % n) as f32 - half, (k / n) as f32 - half))
+        .collect()
+}
+
+/// The hull of the terrain scene: the 12 vertices of an icosahedron of
+/// circumradius 0.45 m.
+pub fn icosahedron(circumradius: f32) -> ConvexHull {
+    let phi = (1.0 + 5f32.sqrt()) / 2.0;
+    let s = circumradius / (1.0 + phi * phi).sqrt();
+    let mut v = Vec::new();
+    for (a, b) in [(1.0, phi), (-1.0, phi), (1.0, -phi), (-1.0, -phi)] {
+        v.push(Vec3::new(0.0, a, b) * s);
+        v.push(Vec3::new(a, b, 0.0) * s);
+        v.push(Vec3::new(b, 0.0, a) * s);
+    }
+    ConvexHull::from_points(&v).expect("an icosahedron is a hull")
+}
+
+/// The terrain of SCENES.md on `surface` (a height field, or the same
+/// surface as a mesh): 2,000 bodies cycling sphere (r 0.4), box (half
+/// extent 0.35), capsule (r 0.3, half height 0.3) and an icosahedron hull
+/// (circumradius 0.45), dropped from a 20 × 20 grid spaced 2.5 m centred
+/// on the origin (x fastest, then z), in 5 layers 2 m apart from y = 8.
+fn terrain_scene(name: &'static str, surface: Shape, shapes: SceneShapes) -> Scene {
+    let mut bodies = vec![BodyCreationSettings::new(
+        surface,
+        Vec3::ZERO,
+        MotionType::Static,
+    )];
+    let hull = Shape::Hull(HullId(0));
+    for k in 0..2000usize {
+        let (ix, iz, layer) = (k % 20, (k / 20) % 20, k / 400);
+        let p = Vec3::new(
+            (ix as f32 - 9.5) * 2.5,
+            8.0 + 2.0 * layer as f32,
+            (iz as f32 - 9.5) * 2.5,
+        );
+        let shape = match k % 4 {
+            0 => Shape::Sphere { radius: 0.4 },
+            1 => Shape::Box {
+                half_extents: Vec3::splat(0.35),
+            },
+            2 => Shape::Capsule {
+                half_height: 0.3,
+                radius: 0.3,
+            },
+            _ => hull,
+        };
+        bodies.push(BodyCreationSettings::new(shape, p, MotionType::Dynamic));
+    }
+    Scene {
+        shapes,
+        ..scene(name, bodies)
+    }
+}
+
+/// The terrain scene on a 129 × 129 height field (1 m cells).
+pub fn terrain() -> Scene {
+    let n = TERRAIN_SAMPLES;
+    let field = HeightField::new(n, n, (1.0, 1.0), &terrain_samples())
+        .expect("the terrain's samples are valid");
+    let shapes = SceneShapes {
+        hulls: vec![icosahedron(0.45)],
+        heightfields: vec![field],
+        ..SceneShapes::default()
+    };
+    terrain_scene("terrain", Shape::HeightField(HeightFieldId(0)), shapes)
+}
+
+/// The terrain scene with the height field replaced by the same surface as
+/// a triangle mesh: two triangles a cell, split along the same diagonal
+/// as the height field's (from sample (i, j) to (i + 1, j + 1)).
+pub fn terrain_mesh() -> Scene {
+    let n = TERRAIN_SAMPLES;
+    let half = (n - 1) as f32 / 2.0;
+    let h = terrain_samples();
+    let vertices: Vec<Vec3> = (0..n * n)
+        .map(|k| Vec3::new((k % n) as f32 - half, h[k], (k / n) as f32 - half))
+        .collect();
+    let at = |i: usize, j: usize| (j * n + i) as u32;
+    let mut triangles = Vec::with_capacity(2 * (n - 1) * (n - 1));
+    for j in 0..n - 1 {
+        for i in 0..n - 1 {
+            triangles.push([at(i, j), at(i + 1, j + 1), at(i + 1, j)]);
+            triangles.push([at(i, j), at(i, j + 1), at(i + 1, j + 1)]);
+        }
+    }
+    let mesh = TriangleMesh::new(&vertices, &triangles).expect("the terrain mesh is valid");
+    let shapes = SceneShapes {
+        hulls: vec![icosahedron(0.45)],
+        meshes: vec![mesh],
+        ..SceneShapes::default()
+    };
+    terrain_scene("terrain_mesh", Shape::Mesh(MeshId(0)), shapes)
+}
+
 /// The `raycast` scene of SCENES.md: the rain after
 /// [`RAYCAST_SETTLE_STEPS`] steps on `pool`, plus up to 2,000 static
 /// spheres (radius 0.3) on a 45 × 45 grid spaced 2 m at y = 0.3, centred
@@ -794,6 +934,8 @@ mod tests {
         assert_eq!(net().joints.len(), 2 * 32 * 31 + 4);
         assert_eq!(ragdolls().dynamic_count(), 1100);
         assert_eq!(ragdolls().joints.len(), 1000);
+        assert_eq!(terrain().dynamic_count(), 2000);
+        assert_eq!(terrain_mesh().dynamic_count(), 2000);
         for name in NAMES {
             let s = by_name(name).unwrap();
             assert_eq!(s.name, name);

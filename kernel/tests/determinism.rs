@@ -119,6 +119,16 @@ fn joint_scenes_are_bit_identical_at_any_thread_count() {
     }
 }
 
+/// The terrain scenes (a height field, and the same surface as a mesh:
+/// bodies touching it with several manifolds each), 240 steps: every body
+/// has landed and many roll.
+#[test]
+fn terrain_scenes_are_bit_identical_at_any_thread_count() {
+    for name in ["terrain", "terrain_mesh"] {
+        same_at_every_thread_count(name, true, 240);
+    }
+}
+
 /// Every scene of SCENES.md, splitter on and off, at every thread count
 /// (shorter runs; the six above run 300 steps).
 #[test]

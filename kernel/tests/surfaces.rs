@@ -322,3 +322,98 @@ fn surfaces_are_static_and_checked() {
     let y = w.position(ball).unwrap().y;
     assert!((y - 0.25).abs() < 0.01, "resting at {y}");
 }
+
+/// The terrain scenes of SCENES.md (2,000 bodies dropped on the height
+/// field, and on the same surface as a mesh): over 20 s no body on the
+/// grid has its centre below the surface under it (none fell through).
+/// The field is finite (128 m square): balls and capsules that roll
+/// downhill may leave it over its edge, and are counted, not judged.
+#[test]
+fn terrain_scenes_keep_every_body_above_the_surface() {
+    for name in ["terrain", "terrain_mesh"] {
+        let scene = scenes::by_name(name).unwrap();
+        let (mut w, ids) = scene.build(PhysicsSettings::default()).unwrap();
+        let mut lowest = f32::INFINITY;
+        let mut off = 0;
+        for k in 0..1200 {
+            let stats = w.update(scenes::DT, 1, pool()).unwrap();
+            assert!(stats.warnings.is_empty(), "{name} step {k}: {stats:?}");
+            if k % 60 != 59 {
+                continue;
+            }
+            off = 0;
+            for &id in &ids[1..] {
+                let p = w.position(id).unwrap();
+                if p.x.abs() >= 64.0 || p.z.abs() >= 64.0 {
+                    off += 1;
+                    continue;
+                }
+                // the surface is the triangles through the samples, which
+                // lie within 0.1 m of the formula between them
+                let over = p.y - scenes::terrain_height(p.x, p.z);
+                lowest = lowest.min(over);
+                assert!(over > -0.1, "{name} step {k}: {id:?} fell through at {p:?}");
+            }
+        }
+        let awake = ids[1..]
+            .iter()
+            .filter(|&&id| w.is_active(id).unwrap())
+            .count();
+        println!(
+            "{name}: over 20 s the lowest centre on the grid was {lowest:.3} m over the surface; \
+             {off} of 2000 bodies rolled off the grid's edge; {awake} awake at the end; hash {:016x}",
+            w.state_hash()
+        );
+        assert!(off < 100, "{off} bodies left the grid");
+    }
+}
+
+/// Fast small spheres (LinearCast, r 0.1, 50 m/s) shot steeply at the
+/// terrain's height field never end up under it; with discrete collision
+/// many do (so the test can fail).
+#[test]
+fn fast_bodies_do_not_tunnel_through_a_heightfield() {
+    let through = |quality: MotionQuality| {
+        let scene = scenes::terrain();
+        let mut w = world(PhysicsSettings::default());
+        let shape = w
+            .add_heightfield(scene.shapes.heightfields[0].clone())
+            .unwrap();
+        w.create_and_add_body(&BodyCreationSettings::new(
+            shape,
+            Vec3::ZERO,
+            MotionType::Static,
+        ))
+        .unwrap();
+        let mut seed = 99u64;
+        let mut ids = Vec::new();
+        for _ in 0..200 {
+            let at = Vec3::new(
+                40.0 * rng(&mut seed) - 20.0,
+                6.0,
+                40.0 * rng(&mut seed) - 20.0,
+            );
+            let dir = Vec3::new(rng(&mut seed) - 0.5, -2.0, rng(&mut seed) - 0.5).normalize();
+            let s = BodyCreationSettings::new(Shape::sphere(0.1).unwrap(), at, MotionType::Dynamic)
+                .with_linear_velocity(dir * 50.0)
+                .with_motion_quality(quality);
+            ids.push(w.create_and_add_body(&s).unwrap());
+        }
+        step(&mut w, 30);
+        ids.iter()
+            .filter(|&&id| {
+                let p = w.position(id).unwrap();
+                p.y < scenes::terrain_height(p.x, p.z) - 0.1
+            })
+            .count()
+    };
+    let (discrete, cast) = (
+        through(MotionQuality::Discrete),
+        through(MotionQuality::LinearCast),
+    );
+    println!(
+        "of 200 spheres at 50 m/s: {discrete} under the terrain discrete, {cast} with LinearCast"
+    );
+    assert!(discrete > 20, "the test can fail");
+    assert_eq!(cast, 0);
+}

@@ -22,7 +22,7 @@
 //! at 40 bytes a body, a pyramid frame is 50 KB, 3 MB/s at 60 frames/s,
 //! which a loopback or an SSH tunnel carries without quantising.
 
-use archipelago::{MotionType, Quat, Shape, Vec3};
+use archipelago::{MotionType, Quat, Shape, ShapeStore, Vec3};
 
 pub const FRAME_TAG: u8 = 1;
 pub const BODY_RECORD_BYTES: usize = 40;
@@ -267,11 +267,20 @@ pub struct TableEntry {
 
 /// The body table as the JSON text message the page reads:
 /// `{"type":"table","version":v,"scene":name,"bodies":[entry or null]}`,
-/// an entry `["box",hx,hy,hz,motion]`, `["sphere",r,motion]` or
-/// `["capsule",half_height,r,motion]` (`["hull",id,motion]`: not drawn
-/// yet), motion `"static"`, `"kinematic"` or
-/// `"dynamic"`; `null` for a removed body.
-pub fn table_json(version: u32, scene: &str, bodies: &[Option<TableEntry>]) -> String {
+/// an entry `["box",hx,hy,hz,motion]`, `["sphere",r,motion]`,
+/// `["capsule",half_height,r,motion]`, `["hull",id,[x,y,z,...],motion]`
+/// (the hull's faces as triangles, its principal frame),
+/// `["mesh",id,[x,y,z,...],[i,j,k,...],motion]` (vertices and kept
+/// triangles) or `["heightfield",id,nx,nz,sx,sz,[heights],motion]` (the
+/// page splits each cell as the kernel does, from sample (i, j) to
+/// (i+1, j+1)); motion `"static"`, `"kinematic"` or `"dynamic"`; `null`
+/// for a removed body. Stored shapes' geometry comes from `shapes`.
+pub fn table_json(
+    version: u32,
+    scene: &str,
+    bodies: &[Option<TableEntry>],
+    shapes: &ShapeStore,
+) -> String {
     let entries: Vec<serde_json::Value> = bodies
         .iter()
         .map(|e| match e {
@@ -282,6 +291,7 @@ pub fn table_json(version: u32, scene: &str, bodies: &[Option<TableEntry>]) -> S
                     MotionType::Kinematic => "kinematic",
                     MotionType::Dynamic => "dynamic",
                 };
+                let flat = |v: &mut Vec<f32>, p: Vec3| v.extend_from_slice(&p.to_array());
                 match e.shape {
                     Shape::Box { half_extents: h } => {
                         serde_json::json!(["box", h.x, h.y, h.z, motion])
@@ -291,14 +301,53 @@ pub fn table_json(version: u32, scene: &str, bodies: &[Option<TableEntry>]) -> S
                         half_height,
                         radius,
                     } => serde_json::json!(["capsule", half_height, radius, motion]),
-                    // the page has no hull mesh yet (no viewer scene has
-                    // hulls): it gets the id only
-                    Shape::Hull(id) => serde_json::json!(["hull", id.index(), motion]),
-                    // nor meshes or height fields (their ids only)
-                    Shape::Mesh(id) => serde_json::json!(["mesh", id.index(), motion]),
-                    Shape::HeightField(id) => {
-                        serde_json::json!(["heightfield", id.index(), motion])
+                    Shape::Hull(id) => {
+                        let mut tris = Vec::new();
+                        if let Some(h) = shapes.hulls().get(id) {
+                            for f in 0..h.num_faces() {
+                                let (ring, _) = h.face(f);
+                                for k in 1..ring.len().saturating_sub(1) {
+                                    for i in [ring[0], ring[k], ring[k + 1]] {
+                                        flat(&mut tris, h.vertices()[i as usize]);
+                                    }
+                                }
+                            }
+                        }
+                        serde_json::json!(["hull", id.index(), tris, motion])
                     }
+                    Shape::Mesh(id) => {
+                        let (mut v, mut idx) = (Vec::new(), Vec::new());
+                        if let Some(m) = shapes.mesh(id) {
+                            for k in 0..m.num_triangles() {
+                                let (c, _) = m.triangle(k);
+                                for p in c {
+                                    idx.push(v.len() as u32 / 3);
+                                    flat(&mut v, p);
+                                }
+                            }
+                        }
+                        serde_json::json!(["mesh", id.index(), v, idx, motion])
+                    }
+                    Shape::HeightField(id) => match shapes.heightfield(id) {
+                        Some(f) => {
+                            let ((nx, nz), (sx, sz)) = (f.samples(), f.cell_size());
+                            let h: Vec<f32> =
+                                (0..nx * nz).map(|k| f.height(k % nx, k / nx)).collect();
+                            serde_json::json!([
+                                "heightfield",
+                                id.index(),
+                                nx,
+                                nz,
+                                sx,
+                                sz,
+                                h,
+                                motion
+                            ])
+                        }
+                        None => {
+                            serde_json::json!(["heightfield", id.index(), 0, 0, 0, 0, [], motion])
+                        }
+                    },
                 }
             }
         })
@@ -382,6 +431,15 @@ mod tests {
 
     #[test]
     fn the_table_names_every_shape() {
+        let mut world = archipelago::PhysicsSystem::new(
+            archipelago::Capacities::default(),
+            archipelago::PhysicsSettings::default(),
+        )
+        .unwrap();
+        let heights = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5];
+        let field = world
+            .add_heightfield(archipelago::HeightField::new(2, 3, (0.5, 1.0), &heights).unwrap())
+            .unwrap();
         let t = table_json(
             3,
             "x",
@@ -395,9 +453,27 @@ mod tests {
                     shape: Shape::capsule(0.5, 0.25).unwrap(),
                     motion: MotionType::Dynamic,
                 }),
+                Some(TableEntry {
+                    shape: field,
+                    motion: MotionType::Static,
+                }),
             ],
+            world.shapes(),
         );
         let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+        assert_eq!(
+            v["bodies"][3],
+            serde_json::json!([
+                "heightfield",
+                0,
+                2,
+                3,
+                0.5,
+                1.0,
+                [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+                "static"
+            ])
+        );
         assert_eq!(v["version"], 3);
         assert_eq!(
             v["bodies"][0],

@@ -303,6 +303,7 @@ impl Live {
             self.out.table_version,
             self.scene.name,
             &self.table,
+            self.world.shapes(),
         ));
         if let Some(r) = &mut self.recorder {
             r.table(&self.out.table);

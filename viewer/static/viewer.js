@@ -60,11 +60,38 @@ let place = [];          // per body index: [group, instance] or null
 let records = [];        // per body index: latest record or null
 let contactsObj = null, aabbObj = null;
 
+// Triangles from flat positions (and indices): hulls, meshes, terrain.
+function trianglesGeometry(positions, indices) {
+  const g = new THREE.BufferGeometry();
+  g.setAttribute('position', new THREE.Float32BufferAttribute(positions, 3));
+  if (indices) g.setIndex(indices);
+  g.computeVertexNormals();
+  return g;
+}
+
+// A height field's grid, centred as the kernel's, each cell split from
+// sample (i, j) to (i+1, j+1) as the kernel splits it.
+function heightfieldGeometry(nx, nz, sx, sz, h) {
+  const p = [], idx = [];
+  const x0 = -0.5 * (nx - 1) * sx, z0 = -0.5 * (nz - 1) * sz;
+  for (let j = 0; j < nz; j++)
+    for (let i = 0; i < nx; i++) p.push(x0 + i * sx, h[j * nx + i], z0 + j * sz);
+  for (let j = 0; j + 1 < nz; j++)
+    for (let i = 0; i + 1 < nx; i++) {
+      const a = j * nx + i, b = a + 1, c = a + nx, d = c + 1;
+      idx.push(a, d, b, a, c, d);
+    }
+  return trianglesGeometry(p, idx);
+}
+
 function geometryFor(e) {
   switch (e[0]) {
     case 'box': return new THREE.BoxGeometry(2 * e[1], 2 * e[2], 2 * e[3]);
     case 'sphere': return new THREE.SphereGeometry(e[1], 20, 14);
     case 'capsule': return new THREE.CapsuleGeometry(e[2], 2 * e[1], 6, 14);
+    case 'hull': return trianglesGeometry(e[2]);
+    case 'mesh': return trianglesGeometry(e[2], e[3]);
+    case 'heightfield': return heightfieldGeometry(e[2], e[3], e[4], e[5], e[6]);
   }
   return new THREE.BoxGeometry(0.1, 0.1, 0.1);
 }

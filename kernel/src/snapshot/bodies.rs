@@ -455,7 +455,7 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
         meshes,
         heightfields,
     };
-    for i in 0..n {
+    for (i, &fixed) in fixed.iter().enumerate() {
         let s: Shape = r.get()?;
         s.validate().map_err(|_| bad())?;
         let known = match s {
@@ -464,7 +464,7 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
             Shape::HeightField(id) => (id.index() as usize) < surface_counts.1,
             _ => true,
         };
-        if !known || (s.is_surface() && !fixed[i]) {
+        if !known || (s.is_surface() && !fixed) {
             return Err(bad());
         }
         if let Some(b) = dst.as_deref_mut() {

@@ -2,7 +2,10 @@
 //! pool of the run's thread count. Choices are listed in `main.rs`.
 
 use crate::Peer;
-use archipelago::{scenes, JointFrame, JointKind, MassSpec, Mat3, MotionType, Shape, ThreadPool};
+use archipelago::{
+    scenes, HeightField, HullShape, JointFrame, JointKind, MassSpec, Mat3, MotionType, Shape,
+    ThreadPool, TriangleMesh,
+};
 use rapier3d::prelude::*;
 
 pub struct Rapier {
@@ -58,7 +61,30 @@ impl Rapier {
                     half_height,
                     radius,
                 } => ColliderBuilder::capsule_y(half_height, radius),
-                Shape::Hull(_) => unreachable!("no standard scene has hulls yet"),
+                Shape::Hull(id) => {
+                    // the hull as archipelago keeps it: in its principal
+                    // frame (centre of mass at the body's position)
+                    let hull = HullShape::new(&scene.shapes.hulls[id.index() as usize]);
+                    let points: Vec<Vector> = hull
+                        .vertices()
+                        .iter()
+                        .map(|v| Vector::new(v.x, v.y, v.z))
+                        .collect();
+                    ColliderBuilder::convex_hull(&points).expect("a hull")
+                }
+                Shape::Mesh(id) => {
+                    let m = &scene.shapes.meshes[id.index() as usize];
+                    let (vertices, indices) = mesh_buffers(m);
+                    ColliderBuilder::trimesh_with_flags(
+                        vertices,
+                        indices,
+                        TriMeshFlags::FIX_INTERNAL_EDGES,
+                    )
+                    .expect("a mesh")
+                }
+                Shape::HeightField(id) => {
+                    heightfield(&scene.shapes.heightfields[id.index() as usize])
+                }
             };
             let collider = match b.mass {
                 MassSpec::Density(d) => collider.density(d),
@@ -81,6 +107,47 @@ impl Rapier {
             late: scene.late,
         }
     }
+}
+
+/// A mesh's vertices and kept triangles as Rapier's buffers.
+fn mesh_buffers(m: &TriangleMesh) -> (Vec<Vector>, Vec<[u32; 3]>) {
+    let mut vertices = Vec::with_capacity(3 * m.num_triangles());
+    let mut indices = Vec::with_capacity(m.num_triangles());
+    for k in 0..m.num_triangles() {
+        let (c, _) = m.triangle(k);
+        let first = vertices.len() as u32;
+        vertices.extend(c.iter().map(|v| Vector::new(v.x, v.y, v.z)));
+        indices.push([first, first + 1, first + 2]);
+    }
+    (vertices, indices)
+}
+
+/// The same surface as Rapier's height field: its grid is centred as
+/// archipelago's and spans `scale`; its heights are column-major with
+/// rows along z; every cell split along the same diagonal (parry's
+/// "zigzag" cells: (i, j)–(i+1, j+1)), internal edges fixed (parry's
+/// counterpart of active edges).
+fn heightfield(f: &HeightField) -> ColliderBuilder {
+    let (nx, nz) = f.samples();
+    let (sx, sz) = f.cell_size();
+    let mut data = vec![0.0; nx * nz];
+    for iz in 0..nz {
+        for ix in 0..nx {
+            data[iz + ix * nz] = f.height(ix, iz);
+        }
+    }
+    let scale = Vector::new((nx - 1) as f32 * sx, 1.0, (nz - 1) as f32 * sz);
+    let mut field = rapier3d::parry::shape::HeightField::with_flags(
+        Array2::new(nz, nx, data),
+        scale,
+        HeightFieldFlags::FIX_INTERNAL_EDGES,
+    );
+    for i in 0..nz - 1 {
+        for j in 0..nx - 1 {
+            field.set_cell_status(i, j, HeightFieldCellStatus::ZIGZAG_SUBDIVISION);
+        }
+    }
+    ColliderBuilder::new(SharedShape::new(field))
 }
 
 /// A joint frame as a Rapier pose: its x axis the joint's axis, y the
