@@ -36,6 +36,10 @@ const PAIRS_PER_JOB: usize = 64;
 /// are at least this many (fewer would leave most lanes idle; both paths
 /// give the same verdicts).
 const MIN_WIDE_BOX_PAIRS: usize = 4;
+/// Room a job's extra list takes the first time one of its pairs touches
+/// a mesh or height field with more than one manifold: two more per pair
+/// (a body on a terrain has one to three), so it rarely grows after.
+const EXTRAS_PER_JOB: usize = 2 * PAIRS_PER_JOB;
 /// Slots per compaction job.
 const COMPACT_CHUNK: usize = 1024;
 
@@ -223,6 +227,10 @@ impl NarrowPhase {
                     collide_pair_with_surface(bodies, pair, &poses, max_separation, out);
                     let first = (out.count > 0).then(|| out.list[0]);
                     record(&mut chunk[k], &poses, sensor, first, Apart::UNKNOWN, false);
+                    if out.count > 1 && extra.capacity() == 0 {
+                        // once per job: room for two manifolds a pair
+                        extra.reserve(EXTRAS_PER_JOB);
+                    }
                     for c in &out.list[1..out.count.max(1)] {
                         extra.push(slot_manifold(c, &poses, sensor));
                     }
