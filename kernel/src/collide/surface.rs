@@ -57,12 +57,14 @@ impl Gathered {
         on_tri: [Vec3::ZERO; GATHER],
     };
 
-    fn start(c: &TriContact, deepest: f32) -> Self {
-        Self {
-            first: c.normal,
-            deepest,
-            ..Self::EMPTY
-        }
+    /// Starts gathering at `c` (the point arrays are left as they are:
+    /// only the first `n` are ever read, and this runs once per manifold
+    /// per pair, so no 1.5 KB copy of empty arrays each time).
+    fn restart(&mut self, c: &TriContact, deepest: f32) {
+        self.first = c.normal;
+        self.sum = Vec3::ZERO;
+        self.deepest = deepest;
+        self.n = 0;
     }
 
     fn add(&mut self, c: &TriContact, deepest: f32, centre: Vec3) {
@@ -177,10 +179,12 @@ pub(crate) fn reduce_about(
 }
 
 /// The manifolds of one shape–surface pair, normal from the shape (A) to
-/// the surface (B), world points.
+/// the surface (B), world points; and the scratch they are gathered in
+/// (one per narrow-phase job, reused pair after pair).
 pub(crate) struct SurfaceManifolds {
     pub list: [ContactPoints; MAX_SURFACE_MANIFOLDS],
     pub count: usize,
+    gathered: [Gathered; MAX_SURFACE_MANIFOLDS],
 }
 
 impl SurfaceManifolds {
@@ -188,6 +192,7 @@ impl SurfaceManifolds {
         Self {
             list: [ContactPoints::new(Vec3::ZERO); MAX_SURFACE_MANIFOLDS],
             count: 0,
+            gathered: [Gathered::EMPTY; MAX_SURFACE_MANIFOLDS],
         }
     }
 
@@ -256,7 +261,7 @@ pub(crate) fn collide_surface(
     let (lo, hi) = shape.shape.world_aabb(pos, rot, store);
     let grow = Vec3::splat(max_separation);
     let (lo, hi) = (lo - grow, hi + grow);
-    let mut gathered = [Gathered::EMPTY; MAX_SURFACE_MANIFOLDS];
+    let gathered = &mut out.gathered;
     let mut count = 0;
     let mut take = |c: TriContact| {
         let deepest = (0..c.count)
@@ -284,7 +289,7 @@ pub(crate) fn collide_surface(
             }
             k
         };
-        gathered[slot] = Gathered::start(&c, deepest);
+        gathered[slot].restart(&c, deepest);
         gathered[slot].add(&c, deepest, pos);
     };
     match surface.shape {
@@ -309,7 +314,8 @@ pub(crate) fn collide_surface(
         _ => return,
     }
     let world = |p: Vec3| surface.pos + rotate(surface.rot, p);
-    for g in &gathered[..count] {
+    for k in 0..count {
+        let g = &out.gathered[k];
         let normal = g.sum.normalize_or_zero();
         if normal == Vec3::ZERO {
             continue;
