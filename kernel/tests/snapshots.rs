@@ -294,3 +294,43 @@ fn rollback_with_the_fitted_and_automatic_broad_phases() {
         same(&save(&world), &after, &format!("{kind:?}"));
     }
 }
+
+/// The terrains restored into an empty world of the same capacities: the
+/// snapshot carries the height field, the mesh and the hull, the restore
+/// builds them anew (equal to the saving world's), and the run goes on
+/// bit for bit.
+#[test]
+fn surfaces_are_rebuilt_from_a_snapshot() {
+    for scene in [scenes::terrain(), scenes::terrain_mesh()] {
+        let (mut world, ids) = scene.build(PhysicsSettings::default()).unwrap();
+        run(&mut world, &scene, &ids, 0, 40);
+        let snapshot = save(&world);
+        run(&mut world, &scene, &ids, 40, 30);
+        let (hash, after) = (world.state_hash(), save(&world));
+        let mut empty = PhysicsSystem::new(scene.capacities, PhysicsSettings::default()).unwrap();
+        assert_eq!(
+            empty.shapes().num_heightfields() + empty.shapes().num_meshes(),
+            0
+        );
+        empty.restore_state(&snapshot).unwrap();
+        assert_eq!(
+            empty.shapes().num_heightfields() + empty.shapes().num_meshes(),
+            1,
+            "{}",
+            scene.name
+        );
+        assert_eq!(
+            empty.shapes(),
+            world.shapes(),
+            "{}: rebuilt equal",
+            scene.name
+        );
+        run(&mut empty, &scene, &ids, 40, 30);
+        assert_eq!(empty.state_hash(), hash, "{}: rebuilt world", scene.name);
+        same(
+            &save(&empty),
+            &after,
+            &format!("{}: rebuilt world", scene.name),
+        );
+    }
+}

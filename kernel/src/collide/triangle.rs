@@ -413,16 +413,25 @@ fn keep_all_or_reduce(pts: &[(Vec3, Vec3, f32)], n: Vec3) -> impl Iterator<Item 
     (0..if all { pts.len() } else { r }).map(move |k| if all { k } else { reduced[k] })
 }
 
-/// Gauss-map test as `hull.rs`' (arcs `a→b` of A and `-c→-d` of B cross).
-fn arcs_cross(a: Vec3, b: Vec3, c: Vec3, d: Vec3) -> bool {
-    let (c, d) = (-c, -d);
-    let bxa = b.cross(a);
-    let dxc = d.cross(c);
-    let cba = c.dot(bxa);
-    let dba = d.dot(bxa);
-    let adc = a.dot(dxc);
-    let bdc = b.dot(dxc);
-    cba * dba < 0.0 && adc * bdc < 0.0 && cba * bdc > 0.0
+/// The Gauss-map test of a triangle edge against a polytope edge: does
+/// the polytope edge's arc (from `-c` to `-d`, its faces' normals
+/// negated) cross the triangle edge's, the half circle of directions
+/// perpendicular to the edge `e` on its outer side `out` (from the
+/// triangle's normal through `out` to the back)? Then the edge pair spans
+/// a face of the Minkowski difference. The arc meets the half circle's
+/// plane where `e · x = 0`, between ends on opposite sides of it; there
+/// the crossing is on the outer half when `x · out > 0`.
+#[inline]
+fn crosses_edge_arc(e: Vec3, out: Vec3, c: Vec3, d: Vec3) -> bool {
+    let (a, b) = (-c, -d);
+    let (ea, eb) = (e.dot(a), e.dot(b));
+    if ea * eb >= 0.0 {
+        return false;
+    }
+    // the crossing a + t (b - a), t = ea / (ea - eb), times (ea - eb)
+    // (whose sign is ea's, the ends being on opposite sides)
+    let x = b * ea - a * eb;
+    x.dot(out) * ea > 0.0
 }
 
 /// The best axis of a polytope–triangle pair.
@@ -485,7 +494,7 @@ fn polytope(
         let out = e.cross(n).normalize_or_zero();
         for (j, (ev, ef)) in poly.edge_vertex.iter().zip(poly.edge_face).enumerate() {
             let (c, d) = (poly.normals[ef[0] as usize], poly.normals[ef[1] as usize]);
-            if !(arcs_cross(n, out, c, d) || arcs_cross(out, -n, c, d)) {
+            if !crosses_edge_arc(e, out, c, d) {
                 continue;
             }
             let p0 = poly.vertices[ev[0] as usize];
