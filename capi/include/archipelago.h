@@ -76,6 +76,8 @@ typedef enum {
   ARCH_SNAPSHOT_VERSION,
   ARCH_SNAPSHOT_MISMATCH,
   ARCH_HULL_CAPACITY_REACHED,
+  ARCH_SHAPE_CAPACITY_REACHED,
+  ARCH_SURFACE_NOT_STATIC,
   /**
    * A NULL handle or pointer where one is required.
    */
