@@ -436,7 +436,8 @@ mod tests {
             archipelago::PhysicsSettings::default(),
         )
         .unwrap();
-        let heights = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5];
+        // exact in f32, so the JSON numbers compare equal
+        let heights = [0.0, 0.25, 0.5, 0.75, 1.0, 1.25];
         let field = world
             .add_heightfield(archipelago::HeightField::new(2, 3, (0.5, 1.0), &heights).unwrap())
             .unwrap();
@@ -470,7 +471,7 @@ mod tests {
                 3,
                 0.5,
                 1.0,
-                [0.0, 0.1, 0.2, 0.3, 0.4, 0.5],
+                [0.0, 0.25, 0.5, 0.75, 1.0, 1.25],
                 "static"
             ])
         );
