@@ -1,7 +1,7 @@
 //! The main job's files are valid: `scaling --csv --trace` on a small run
 //! writes a CSV with one row per thread count whose hashes match and whose
-//! numbers parse, and a chrome trace that parses as JSON with slices on
-//! every worker's track.
+//! numbers parse, and a chrome trace that parses as JSON with job slices
+//! on the run's workers' tracks.
 
 use std::process::Command;
 
@@ -68,8 +68,11 @@ fn scaling_writes_valid_csv_and_trace() {
         .filter(|e| e["ph"] == "X" && e["cat"] == "job")
         .map(|e| e["tid"].as_u64().unwrap())
         .collect();
+    // Jobs on the run's workers only. Which worker claims a traced towers
+    // step's few jobs is up to timing (results never depend on it): twice
+    // in this 2-core VM's CI runs every job of the step went to worker 1.
     assert!(
-        tracks.contains(&0) && tracks.iter().all(|&t| t < 2),
+        !tracks.is_empty() && tracks.iter().all(|&t| t < 2),
         "{tracks:?}"
     );
     assert!(events
