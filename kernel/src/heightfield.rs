@@ -560,13 +560,8 @@ mod tests {
     fn rays_equal_brute_force() {
         let hf = wavy(41);
         let n_tri = 2 * 40 * 40;
-        let mut seed = 7u64;
-        let mut rnd = |lo: f32, hi: f32| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            lo + (hi - lo) * ((seed >> 40) as f32 / (1u64 << 24) as f32)
-        };
+        let mut rng = crate::test_rng::TestRng(7);
+        let mut rnd = |lo: f32, hi: f32| rng.f(lo, hi);
         let mut hits = 0;
         for k in 0..2000 {
             let o = Vec3::new(rnd(-25.0, 25.0), rnd(-1.0, 6.0), rnd(-25.0, 25.0));
@@ -599,13 +594,8 @@ mod tests {
     #[test]
     fn box_queries_find_every_triangle_they_may_touch() {
         let hf = wavy(41);
-        let mut seed = 3u64;
-        let mut rnd = |lo: f32, hi: f32| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            lo + (hi - lo) * ((seed >> 40) as f32 / (1u64 << 24) as f32)
-        };
+        let mut rng = crate::test_rng::TestRng(3);
+        let mut rnd = |lo: f32, hi: f32| rng.f(lo, hi);
         for _ in 0..300 {
             let c = Vec3::new(rnd(-24.0, 24.0), rnd(-3.0, 3.0), rnd(-24.0, 24.0));
             let e = Vec3::new(rnd(0.1, 3.0), rnd(0.1, 1.0), rnd(0.1, 3.0));
