@@ -22,7 +22,7 @@ use crate::collide::{collide_in, Placed};
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
 use crate::quarantine::clamp_length;
-use crate::query::sweep::{cast, cast_surface, Core, Mover};
+use crate::query::sweep::cast_placed;
 use crate::query::QueryTrees;
 use crate::settings::PhysicsSettings;
 
@@ -136,13 +136,7 @@ fn first_stop(
     let (pos, rot, shape) = (b.pos(i), b.rot(i), b.shape[i]);
     let len = motion.length();
     let dir = motion / len;
-    let me = Core::new(shape, pos, rot, &b.shapes);
-    let mover = Mover {
-        core: me,
-        shape,
-        pos,
-        rot,
-    };
+    let me = Placed { shape, pos, rot };
     let (lo, hi) = shape.world_aabb(pos, rot, &b.shapes);
     let allowed = s.linear_cast_max_penetration * inner;
     let layer = b.object_layer[i];
@@ -166,14 +160,12 @@ fn first_stop(
             if !no_contact.is_empty() && no_contact.binary_search(&pair).is_ok() {
                 return;
             }
-            let found = if b.shape[o].is_surface() {
-                // a mesh or height field: its triangles under the sweep
-                let (shape_o, pos_o, rot_o) = (b.shape[o], b.pos(o), b.rot(o));
-                cast_surface(&mover, dir, *limit, shape_o, pos_o, rot_o, &b.shapes).map(|h| h.0)
-            } else {
-                let other = Core::new(b.shape[o], b.pos(o), b.rot(o), &b.shapes);
-                cast(&me, dir, *limit, &other)
+            let other = Placed {
+                shape: b.shape[o],
+                pos: b.pos(o),
+                rot: b.rot(o),
             };
+            let found = cast_placed(&me, dir, *limit, &other, &b.shapes).map(|h| h.0);
             let Some(hit) = found else {
                 return;
             };

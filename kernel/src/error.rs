@@ -113,7 +113,7 @@ pub enum PhysicsError {
     /// The world holds [`MAX_HULLS`](crate::MAX_HULLS) hulls already.
     HullCapacityReached,
     /// The world holds [`MAX_SURFACES`](crate::MAX_SURFACES) meshes (or
-    /// height fields) already.
+    /// height fields, or compounds) already.
     ShapeCapacityReached,
     /// A triangle mesh or a height field on a dynamic or kinematic body:
     /// surfaces have no volume and are static only.
@@ -165,7 +165,7 @@ impl fmt::Display for PhysicsError {
                 "the snapshot is of a world with other capacities, broad phase or byte order"
             }
             Self::HullCapacityReached => "the world holds MAX_HULLS hulls already",
-            Self::ShapeCapacityReached => "the world holds MAX_SURFACES meshes or height fields already",
+            Self::ShapeCapacityReached => "the world holds MAX_SURFACES meshes, height fields or compounds already",
             Self::SurfaceNotStatic => "a mesh or height field shape needs a static body",
         };
         f.write_str(s)

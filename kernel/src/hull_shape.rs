@@ -166,7 +166,7 @@ impl HullShape {
 
 /// The rotation whose columns are the principal axes of `inertia`
 /// (cyclic Jacobi), right-handed; identity when already diagonal.
-fn principal_rotation(inertia: DMat3) -> DQuat {
+pub(crate) fn principal_rotation(inertia: DMat3) -> DQuat {
     let mut a = inertia.to_cols_array_2d();
     let mut v = [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]];
     let scale = (0..3).map(|k| a[k][k].abs()).fold(0.0, f64::max);
@@ -208,7 +208,7 @@ fn principal_rotation(inertia: DMat3) -> DQuat {
 }
 
 /// The diagonal of `inertia` seen in the frame turned by `rot`.
-fn rot_inertia(inertia: DMat3, rot: DQuat) -> DVec3 {
+pub(crate) fn rot_inertia(inertia: DMat3, rot: DQuat) -> DVec3 {
     let r = DMat3::from_quat(rot);
     let d = r.transpose() * inertia * r;
     DVec3::new(d.x_axis.x, d.y_axis.y, d.z_axis.z)

@@ -33,7 +33,7 @@
 //! back-face rule), and rays hit front faces only.
 
 use crate::math::Vec3;
-use crate::query::tree::{Bounds, Node, QueryTree, EMPTY, LEAF, SAH_DEPTH};
+use crate::query::tree::{Bounds, Node, QueryTree, SAH_DEPTH};
 
 /// Most triangles one mesh holds (the tree's leaf ids are 31 bits and its
 /// depth bound is proved up to this many items).
@@ -280,54 +280,9 @@ impl TriangleMesh {
     /// in `[0, max]`) meets: `(t, normal, triangle)`; ties to the lower
     /// triangle.
     pub(crate) fn cast_ray(&self, o: Vec3, d: Vec3, max: f32) -> Option<(f32, Vec3, u32)> {
-        let mut best: Option<(f32, Vec3, u32)> = None;
-        let mut limit = max;
-        let inv = d.map(|c| {
-            if c.abs() < 1e-30 {
-                1e30f32.copysign(c)
-            } else {
-                1.0 / c
-            }
-        });
-        let mut stack = [0u32; crate::query::tree::STACK];
-        let mut top = 1;
-        while top > 0 {
-            top -= 1;
-            let node = &self.nodes[stack[top] as usize];
-            for l in 0..crate::query::tree::WIDTH {
-                let c = node.child[l];
-                if c == EMPTY {
-                    continue;
-                }
-                let (mut near, mut far) = (0.0f32, limit);
-                for a in 0..3 {
-                    let t0 = (node.lo[a][l] - o[a]) * inv[a];
-                    let t1 = (node.hi[a][l] - o[a]) * inv[a];
-                    near = near.max(t0.min(t1));
-                    far = far.min(t0.max(t1));
-                }
-                if near > far {
-                    continue;
-                }
-                if c & LEAF == 0 {
-                    stack[top] = c;
-                    top += 1;
-                    continue;
-                }
-                let k = c & !LEAF;
-                if let Some(t) = ray_triangle(o, d, &self.tri(k)) {
-                    let better = match best {
-                        None => t <= limit,
-                        Some((bt, _, bk)) => t < bt || (t == bt && k < bk),
-                    };
-                    if better {
-                        best = Some((t, self.normals[k as usize], k));
-                        limit = t;
-                    }
-                }
-            }
-        }
-        best
+        crate::query::cast_ray_nodes(&self.nodes, o, d, max, |k, _| {
+            ray_triangle(o, d, &self.tri(k)).map(|t| (t, self.normals[k as usize]))
+        })
     }
 }
 

@@ -15,6 +15,7 @@ use crate::body::Bodies;
 use crate::body_pair_cache::{carry, Apart, PairCacheTolerance, PairPoses, PairSlot, SlotManifold};
 use crate::broadphase::BodyPair;
 use crate::collide::box_box_sat::{sat_of_boxes, BoxPairs, Verdict};
+use crate::collide::compound::collide_compound;
 use crate::collide::surface::{collide_surface, SurfaceManifolds};
 use crate::collide::{
     box_contact_or_edge, collide_in, ContactPoints, Obb, Placed, Points, MAX_POINTS,
@@ -221,10 +222,10 @@ impl NarrowPhase {
                     }
                 }
                 let (sa, sb) = (bodies.shape[pair.a as usize], bodies.shape[pair.b as usize]);
-                if sa.is_surface() || sb.is_surface() {
+                if sa.is_multi() || sb.is_multi() {
                     let out = surface_out.get_or_insert_with(SurfaceManifolds::new);
                     let sensor = is_sensor(bodies, pair);
-                    collide_pair_with_surface(bodies, pair, &poses, max_separation, out);
+                    collide_pair_in_parts(bodies, pair, &poses, max_separation, out);
                     let first = (out.count > 0).then(|| out.list[0]);
                     record(&mut chunk[k], &poses, sensor, first, Apart::UNKNOWN, false);
                     if out.count > 1 && extra.capacity() == 0 {
@@ -623,10 +624,13 @@ fn write_manifold(m: &mut SlotManifold, c: &ContactPoints, poses: &PairPoses, se
     }
 }
 
-/// The manifolds of a pair one of whose bodies is a mesh or height field
-/// (the other a solid), normal from A to B, into `out`. The solid's
-/// velocity relative to the surface steers the active-edge rule.
-fn collide_pair_with_surface(
+/// The manifolds of a pair one of whose bodies is a mesh, a height field
+/// or a compound, normal from A to B, into `out`. The pair goes to the
+/// part colliders in shape-kind order (a compound before a surface, any
+/// convex shape before both) and the result is turned back. The first
+/// body's velocity relative to the second steers a surface's active-edge
+/// rule.
+fn collide_pair_in_parts(
     bodies: &Bodies,
     pair: BodyPair,
     poses: &PairPoses,
@@ -644,17 +648,25 @@ fn collide_pair_with_surface(
         pos: poses.pos_b,
         rot: poses.rot_b,
     };
-    let surface_is_a = placed_a.shape.is_surface();
-    let (solid, surface, s, f) = if surface_is_a {
+    let swap = placed_a.shape.kind() > placed_b.shape.kind();
+    let (first, second, f, s) = if swap {
         (&placed_b, &placed_a, b, a)
     } else {
         (&placed_a, &placed_b, a, b)
     };
-    let motion = bodies.lin_vel(s) - bodies.lin_vel(f);
-    collide_surface(solid, surface, max_separation, &bodies.shapes, motion, out);
-    if surface_is_a {
+    let motion = bodies.lin_vel(f) - bodies.lin_vel(s);
+    let m = max_separation;
+    if matches!(first.shape, Shape::Compound(_)) || matches!(second.shape, Shape::Compound(_)) {
+        collide_compound(first, second, m, &bodies.shapes, motion, out);
+    } else {
+        collide_surface(first, second, m, &bodies.shapes, motion, 0, out);
+    }
+    if swap {
         for c in &mut out.list[..out.count] {
             *c = c.flipped();
+        }
+        for sub in &mut out.sub[..out.count] {
+            sub.swap(0, 1);
         }
     }
 }

@@ -7,7 +7,7 @@
 use crate::error::{PhysicsError, Result};
 use crate::hull_shape::{HullId, HullShape};
 use crate::math::{rotate, Mat3, Quat, Vec3};
-use crate::shape_store::{HeightFieldId, MeshId, ShapeStore};
+use crate::shape_store::{CompoundId, HeightFieldId, MeshId, ShapeStore};
 use core::f32::consts::PI;
 
 /// A collision shape in its local frame: a convex solid (centre of mass
@@ -30,6 +30,10 @@ pub enum Shape {
     /// A convex hull of the world's [`HullStore`], added with
     /// [`PhysicsSystem::add_hull`](crate::PhysicsSystem::add_hull).
     Hull(HullId),
+    /// Several convex shapes at poses in one body's frame, a compound of
+    /// the world's [`ShapeStore`], added with
+    /// [`PhysicsSystem::add_compound`](crate::PhysicsSystem::add_compound).
+    Compound(CompoundId),
     /// A static triangle mesh of the world's [`ShapeStore`], added with
     /// [`PhysicsSystem::add_mesh`](crate::PhysicsSystem::add_mesh). Static
     /// bodies only.
@@ -47,8 +51,9 @@ pub(crate) enum ShapeKind {
     Capsule = 1,
     Box = 2,
     Hull = 3,
-    Mesh = 4,
-    HeightField = 5,
+    Compound = 4,
+    Mesh = 5,
+    HeightField = 6,
 }
 
 /// A size in `[MIN_SHAPE_SIZE, MAX_SHAPE_SIZE]` (NaN fails both compares).
@@ -87,7 +92,7 @@ impl Shape {
                 half_height,
                 radius,
             } => positive(half_height) && positive(radius),
-            Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => true,
+            Shape::Hull(_) | Shape::Compound(_) | Shape::Mesh(_) | Shape::HeightField(_) => true,
         };
         ok.then_some(()).ok_or(PhysicsError::InvalidShape)
     }
@@ -98,6 +103,7 @@ impl Shape {
         self.validate()?;
         let known = match *self {
             Shape::Hull(id) => store.hulls.get(id).is_some(),
+            Shape::Compound(id) => store.compound(id).is_some(),
             Shape::Mesh(id) => store.mesh(id).is_some(),
             Shape::HeightField(id) => store.heightfield(id).is_some(),
             _ => true,
@@ -110,6 +116,28 @@ impl Shape {
         matches!(self, Shape::Mesh(_) | Shape::HeightField(_))
     }
 
+    /// A shape the narrow phase meets as several parts, each pair of
+    /// parts giving its own contacts (a compound's children, a surface's
+    /// triangles), merged into up to eight manifolds per body pair.
+    pub(crate) fn is_multi(&self) -> bool {
+        matches!(
+            self,
+            Shape::Compound(_) | Shape::Mesh(_) | Shape::HeightField(_)
+        )
+    }
+
+    /// The compound behind a [`Shape::Compound`] (none for other shapes,
+    /// or an id `store` did not issue).
+    pub(crate) fn compound<'a>(
+        &self,
+        store: &'a ShapeStore,
+    ) -> Option<&'a crate::compound::CompoundShape> {
+        match *self {
+            Shape::Compound(id) => store.compound(id),
+            _ => None,
+        }
+    }
+
     /// The hull behind a [`Shape::Hull`] (none for other shapes, or an id
     /// `store` did not issue).
     pub(crate) fn hull<'a>(&self, store: &'a ShapeStore) -> Option<&'a HullShape> {
@@ -119,9 +147,11 @@ impl Shape {
         }
     }
 
-    /// A surface's local box `(min, max)` (none for solids).
+    /// A surface's or a compound's local box `(min, max)` (none for
+    /// convex solids).
     fn surface_bounds(&self, store: &ShapeStore) -> Option<(Vec3, Vec3)> {
         match *self {
+            Shape::Compound(id) => store.compound(id).map(|c| c.bounds()),
             Shape::Mesh(id) => store.mesh(id).map(|m| m.bounds()),
             Shape::HeightField(id) => store.heightfield(id).map(|h| h.bounds()),
             _ => None,
@@ -134,6 +164,7 @@ impl Shape {
             Shape::Capsule { .. } => ShapeKind::Capsule,
             Shape::Box { .. } => ShapeKind::Box,
             Shape::Hull(_) => ShapeKind::Hull,
+            Shape::Compound(_) => ShapeKind::Compound,
             Shape::Mesh(_) => ShapeKind::Mesh,
             Shape::HeightField(_) => ShapeKind::HeightField,
         }
@@ -150,6 +181,7 @@ impl Shape {
                 radius: r,
             } => PI * r * r * (2.0 * half_height) + 4.0 / 3.0 * PI * r * r * r,
             Shape::Hull(id) => store.hulls.get(id).map_or(0.0, |h| h.volume),
+            Shape::Compound(id) => store.compound(id).map_or(0.0, |c| c.volume),
             Shape::Mesh(_) | Shape::HeightField(_) => 0.0,
         }
     }
@@ -181,6 +213,7 @@ impl Shape {
                 Vec3::new(transverse, axial, transverse)
             }
             Shape::Hull(id) => store.hulls.get(id).map_or(Vec3::ZERO, |h| h.unit_inertia),
+            Shape::Compound(id) => store.compound(id).map_or(Vec3::ZERO, |c| c.unit_inertia),
             Shape::Mesh(_) | Shape::HeightField(_) => Vec3::ZERO,
         }
     }
@@ -212,7 +245,7 @@ impl Shape {
                 .hulls
                 .get(id)
                 .map_or(Vec3::ZERO, |h| h.local_max.max(-h.local_min)),
-            Shape::Mesh(_) | Shape::HeightField(_) => self
+            Shape::Compound(_) | Shape::Mesh(_) | Shape::HeightField(_) => self
                 .surface_bounds(store)
                 .map_or(Vec3::ZERO, |(lo, hi)| hi.max(-lo)),
         }
@@ -229,6 +262,7 @@ impl Shape {
                 radius,
             } => half_height + radius,
             Shape::Hull(id) => store.hulls.get(id).map_or(0.0, |h| h.bounding_radius),
+            Shape::Compound(id) => store.compound(id).map_or(0.0, |c| c.bounding_radius),
             Shape::Mesh(id) => store.mesh(id).map_or(0.0, |m| m.bounding_radius),
             Shape::HeightField(id) => store.heightfield(id).map_or(0.0, |h| h.bounding_radius),
         }
@@ -245,6 +279,7 @@ impl Shape {
             Shape::Hull(id) => store.hulls.get(id).map_or(0.0, |h| {
                 h.face_offset.iter().copied().fold(f32::INFINITY, f32::min)
             }),
+            Shape::Compound(id) => store.compound(id).map_or(0.0, |c| c.inner_radius),
             Shape::Mesh(_) | Shape::HeightField(_) => 0.0,
         }
     }
@@ -265,6 +300,11 @@ impl Shape {
                 half_height,
                 radius,
             } => rotate(rot, Vec3::new(0.0, half_height, 0.0)).abs() + Vec3::splat(radius),
+            Shape::Compound(id) => {
+                return store
+                    .compound(id)
+                    .map_or((pos, pos), |c| c.world_aabb(pos, rot, store));
+            }
             Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => {
                 let local = match *self {
                     Shape::Hull(id) => store.hulls.get(id).map(|h| (h.local_min, h.local_max)),

@@ -4,6 +4,7 @@
 //! (bepu's `Shapes` collection). Append-only: a shape lives as long as its
 //! world, so an id is never stale and never reused.
 
+use crate::compound::CompoundShape;
 use crate::heightfield::HeightField;
 use crate::hull_shape::HullStore;
 use crate::mesh::TriangleMesh;
@@ -17,6 +18,16 @@ pub struct MeshId(pub(crate) u32);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct HeightFieldId(pub(crate) u32);
 
+/// A compound shape of a world's [`ShapeStore`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CompoundId(pub(crate) u32);
+
+impl CompoundId {
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
 impl MeshId {
     pub fn index(self) -> u32 {
         self.0
@@ -29,7 +40,7 @@ impl HeightFieldId {
     }
 }
 
-/// Most meshes, and most height fields, one world holds (bounds what a
+/// Most meshes, most height fields, and most compounds one world holds (bounds what a
 /// snapshot may ask to allocate).
 pub const MAX_SURFACES: usize = 1 << 16;
 
@@ -39,6 +50,7 @@ pub struct ShapeStore {
     pub(crate) hulls: HullStore,
     pub(crate) meshes: Vec<TriangleMesh>,
     pub(crate) heightfields: Vec<HeightField>,
+    pub(crate) compounds: Vec<CompoundShape>,
 }
 
 impl ShapeStore {
@@ -47,6 +59,7 @@ impl ShapeStore {
             hulls: HullStore::new(),
             meshes: Vec::new(),
             heightfields: Vec::new(),
+            compounds: Vec::new(),
         }
     }
 
@@ -64,6 +77,15 @@ impl ShapeStore {
         self.heightfields.get(id.0 as usize)
     }
 
+    /// The compound `id`, if this store issued it.
+    pub fn compound(&self, id: CompoundId) -> Option<&CompoundShape> {
+        self.compounds.get(id.0 as usize)
+    }
+
+    pub fn num_compounds(&self) -> usize {
+        self.compounds.len()
+    }
+
     pub fn num_meshes(&self) -> usize {
         self.meshes.len()
     }
@@ -72,9 +94,11 @@ impl ShapeStore {
         self.heightfields.len()
     }
 
-    /// Bytes the meshes and height fields hold (hulls are small).
+    /// Bytes the meshes, height fields and compounds hold (hulls are
+    /// small).
     pub fn surface_bytes(&self) -> usize {
         self.meshes.iter().map(|m| m.memory_bytes()).sum::<usize>()
+            + self.compounds.iter().map(|c| c.memory_bytes()).sum::<usize>()
             + self
                 .heightfields
                 .iter()
@@ -87,6 +111,14 @@ impl ShapeStore {
         (self.meshes.len() < MAX_SURFACES).then(|| {
             self.meshes.push(m);
             MeshId(self.meshes.len() as u32 - 1)
+        })
+    }
+
+    /// Adds a compound; `None` when the store holds [`MAX_SURFACES`].
+    pub(crate) fn push_compound(&mut self, c: CompoundShape) -> Option<CompoundId> {
+        (self.compounds.len() < MAX_SURFACES).then(|| {
+            self.compounds.push(c);
+            CompoundId(self.compounds.len() as u32 - 1)
         })
     }
 

@@ -469,7 +469,28 @@ impl PhysicsSystem {
             .ok_or(PhysicsError::ShapeCapacityReached)
     }
 
-    /// Every stored shape of the world (hulls, meshes, height fields).
+    /// Keeps a compound in the world and returns the [`Shape::Compound`]
+    /// that names it, for bodies of any motion type. Build it with
+    /// [`CompoundShape::new`](crate::CompoundShape::new) from this world's
+    /// [`shapes`](Self::shapes). Refused: a child names a hull this world
+    /// does not hold (`InvalidShape`: the compound was built against
+    /// another world's shapes), or the world holds
+    /// [`MAX_SURFACES`](crate::MAX_SURFACES) compounds
+    /// (`ShapeCapacityReached`).
+    pub fn add_compound(&mut self, compound: crate::CompoundShape) -> Result<Shape> {
+        let store = &self.bodies.shapes;
+        if compound.children.iter().any(|c| c.shape.validate_in(store).is_err()) {
+            return Err(PhysicsError::InvalidShape);
+        }
+        self.bodies
+            .shapes
+            .push_compound(compound)
+            .map(Shape::Compound)
+            .ok_or(PhysicsError::ShapeCapacityReached)
+    }
+
+    /// Every stored shape of the world (hulls, compounds, meshes, height
+    /// fields).
     pub fn shapes(&self) -> &crate::ShapeStore {
         &self.bodies.shapes
     }

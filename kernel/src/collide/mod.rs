@@ -7,6 +7,7 @@
 mod box_box;
 pub(crate) mod box_box_sat;
 mod capsule;
+pub(crate) mod compound;
 pub(crate) mod hull;
 mod sphere;
 pub(crate) mod surface;
@@ -97,7 +98,6 @@ impl ContactPoints {
     }
 
     /// The points in world space, with A and B at these poses.
-    #[cfg(test)]
     pub fn world_points(
         &self,
         pos_a: Vec3,
@@ -149,9 +149,9 @@ pub(crate) fn collide(a: &Placed, b: &Placed, max_separation: f32) -> Option<Con
 /// shapes' ids name shapes of `store`. Dispatches on the ordered shape
 /// pair; the lower shape kind is always the first argument of the pair
 /// function and the result is flipped back when needed. A shape against a
-/// mesh or height field may touch it with several manifolds (see
-/// `surface.rs`, which the narrow phase calls for all of them); this
-/// gives the deepest.
+/// mesh, a height field or a compound may touch it with several
+/// manifolds (see `surface.rs` and `compound.rs`, which the narrow phase
+/// calls for all of them); this gives the deepest.
 pub(crate) fn collide_in(
     a: &Placed,
     b: &Placed,
@@ -162,9 +162,14 @@ pub(crate) fn collide_in(
         return collide_in(b, a, max_separation, store).map(ContactPoints::flipped);
     }
     let m = max_separation;
+    if matches!(a.shape, Shape::Compound(_)) || matches!(b.shape, Shape::Compound(_)) {
+        let mut out = surface::SurfaceManifolds::new();
+        compound::collide_compound(a, b, m, store, Vec3::ZERO, &mut out);
+        return out.deepest();
+    }
     if b.shape.is_surface() {
         let mut out = surface::SurfaceManifolds::new();
-        surface::collide_surface(a, b, m, store, Vec3::ZERO, &mut out);
+        surface::collide_surface(a, b, m, store, Vec3::ZERO, 0, &mut out);
         return out.deepest();
     }
     let hulls = store;
@@ -185,7 +190,8 @@ pub(crate) fn collide_in(
                 let boxed = hull::BoxPoly::new(half_extents);
                 hull::collide_poly_poly(&boxed.poly(), a.pos, a.rot, &poly_b, b.pos, b.rot, m)
             }
-            Shape::Mesh(_) | Shape::HeightField(_) => None, // ordered: b is the surface
+            // ordered: b is the surface or compound
+            Shape::Compound(_) | Shape::Mesh(_) | Shape::HeightField(_) => None,
             Shape::Hull(_) => {
                 let ha = a.shape.hull(hulls)?;
                 hull::collide_poly_poly(

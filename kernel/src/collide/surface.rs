@@ -20,7 +20,7 @@
 use super::hull::{BoxPoly, Poly};
 use super::triangle::{collide_triangle, Convex, TriContact};
 use super::{capsule_segment, ContactPoints, Placed};
-use crate::math::{quat_mul, rotate, Vec3};
+use crate::math::{quat_mul, rotate, Quat, Vec3};
 use crate::shape::Shape;
 use crate::shape_store::ShapeStore;
 
@@ -178,21 +178,33 @@ pub(crate) fn reduce_about(
     pick.into_iter().filter(|&k| k != usize::MAX)
 }
 
-/// The manifolds of one shape–surface pair, normal from the shape (A) to
-/// the surface (B), world points; and the scratch they are gathered in
-/// (one per narrow-phase job, reused pair after pair).
+/// The manifolds of one pair that meets in several parts (a shape and a
+/// surface's triangles, a compound's children), normal from A to B, world
+/// points; and the scratch they are gathered in (one per narrow-phase
+/// job, reused pair after pair). A pair is gathered by [`begin`],
+/// [`take`] per part contact and [`finish`].
+///
+/// [`begin`]: Self::begin
+/// [`take`]: Self::take
+/// [`finish`]: Self::finish
 pub(crate) struct SurfaceManifolds {
     pub list: [ContactPoints; MAX_SURFACE_MANIFOLDS],
+    /// Per manifold, the parts of A and of B its first contact came from
+    /// (a compound's child, a surface's triangle; 0 for a whole shape).
+    pub sub: [[u32; 2]; MAX_SURFACE_MANIFOLDS],
     pub count: usize,
     gathered: [Gathered; MAX_SURFACE_MANIFOLDS],
+    gathering: usize,
 }
 
 impl SurfaceManifolds {
     pub fn new() -> Self {
         Self {
             list: [ContactPoints::new(Vec3::ZERO); MAX_SURFACE_MANIFOLDS],
+            sub: [[0; 2]; MAX_SURFACE_MANIFOLDS],
             count: 0,
             gathered: [Gathered::EMPTY; MAX_SURFACE_MANIFOLDS],
+            gathering: 0,
         }
     }
 
@@ -209,17 +221,92 @@ impl SurfaceManifolds {
             .min_by(|a, b| depth(a).total_cmp(&depth(b)))
             .copied()
     }
+
+    /// Starts a pair: no manifolds, nothing gathered.
+    pub fn begin(&mut self) {
+        self.count = 0;
+        self.gathering = 0;
+    }
+
+    /// Merges one part contact (normal from B's part to A's, points `(on
+    /// A, on B)`, in the gathering frame) from parts `sub` into the
+    /// manifold within [`MERGE_NORMAL_COS`] of it, or starts one; `centre`
+    /// is A's centre in the same frame (the lever arms of the reduction).
+    pub fn take(&mut self, c: &TriContact, sub: [u32; 2], centre: Vec3) {
+        let deepest = (0..c.count)
+            .map(|k| c.separation(k))
+            .fold(f32::INFINITY, f32::min);
+        let count = self.gathering;
+        if let Some(g) = self.gathered[..count]
+            .iter_mut()
+            .find(|g| g.first.dot(c.normal) >= MERGE_NORMAL_COS)
+        {
+            g.add(c, deepest, centre);
+            return;
+        }
+        let slot = if count < MAX_SURFACE_MANIFOLDS {
+            self.gathering += 1;
+            count
+        } else {
+            // full: replace the shallowest if this one is deeper
+            let (k, g) = self
+                .gathered
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.deepest.total_cmp(&b.1.deepest))
+                .expect("full");
+            if deepest >= g.deepest {
+                return;
+            }
+            k
+        };
+        self.gathered[slot].restart(c, deepest);
+        self.gathered[slot].add(c, deepest, centre);
+        self.sub[slot] = sub;
+    }
+
+    /// Ends the pair: each gathered manifold's normal is the normalised
+    /// sum of its contacts', its points are reduced to four along it, and
+    /// it is turned from the gathering frame (at `pos, rot` in the world)
+    /// into a world manifold, normal from A to B.
+    pub fn finish(&mut self, centre: Vec3, max_separation: f32, pos: Vec3, rot: Quat) {
+        let world = |p: Vec3| pos + rotate(rot, p);
+        self.count = 0;
+        for k in 0..self.gathering {
+            let g = &self.gathered[k];
+            let normal = g.sum.normalize_or_zero();
+            if normal == Vec3::ZERO {
+                continue;
+            }
+            let (pts, m) = g.reduced(normal, centre, max_separation);
+            if m == 0 {
+                continue;
+            }
+            // normal from A to B
+            let mut c = ContactPoints::new(-rotate(rot, normal));
+            for &(on_b, on_a, _) in &pts[..m] {
+                c.push(world(on_a), world(on_b));
+            }
+            self.list[self.count] = c;
+            self.sub[self.count] = self.sub[k];
+            self.count += 1;
+        }
+        self.gathering = 0;
+    }
 }
 
 /// Contacts of `shape` (a convex solid) with `surface` (a mesh or a height
-/// field), into `out` (cleared first). `motion` is the shape's velocity
-/// relative to the surface (world), for the active-edge rule.
+/// field), into `out` (cleared first), each manifold's parts `[sub,
+/// triangle]`. `motion` is the shape's velocity relative to the surface
+/// (world), for the active-edge rule.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn collide_surface(
     shape: &Placed,
     surface: &Placed,
     max_separation: f32,
     store: &ShapeStore,
     motion: Vec3,
+    sub: u32,
     out: &mut SurfaceManifolds,
 ) {
     out.count = 0;
@@ -256,48 +343,19 @@ pub(crate) fn collide_surface(
             },
             None => return,
         },
-        Shape::Mesh(_) | Shape::HeightField(_) => return, // surfaces never meet
+        // surfaces never meet; a compound's children come one by one
+        Shape::Compound(_) | Shape::Mesh(_) | Shape::HeightField(_) => return,
     };
     let (lo, hi) = shape.shape.world_aabb(pos, rot, store);
     let grow = Vec3::splat(max_separation);
     let (lo, hi) = (lo - grow, hi + grow);
-    let gathered = &mut out.gathered;
-    let mut count = 0;
-    let mut take = |c: TriContact| {
-        let deepest = (0..c.count)
-            .map(|k| c.separation(k))
-            .fold(f32::INFINITY, f32::min);
-        if let Some(g) = gathered[..count]
-            .iter_mut()
-            .find(|g| g.first.dot(c.normal) >= MERGE_NORMAL_COS)
-        {
-            g.add(&c, deepest, pos);
-            return;
-        }
-        let slot = if count < MAX_SURFACE_MANIFOLDS {
-            count += 1;
-            count - 1
-        } else {
-            // full: replace the shallowest if this one is deeper
-            let (k, g) = gathered
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.deepest.total_cmp(&b.1.deepest))
-                .expect("full");
-            if deepest >= g.deepest {
-                return;
-            }
-            k
-        };
-        gathered[slot].restart(&c, deepest);
-        gathered[slot].add(&c, deepest, pos);
-    };
+    out.begin();
     match surface.shape {
         Shape::Mesh(id) => {
             let Some(mesh) = store.mesh(id) else { return };
             mesh.triangles_in(lo, hi, |k| {
                 if let Some(c) = collide_triangle(&convex, &mesh.tri(k), max_separation, motion) {
-                    take(c);
+                    out.take(&c, [sub, k], pos);
                 }
             });
         }
@@ -307,31 +365,13 @@ pub(crate) fn collide_surface(
             };
             field.triangles_in(lo, hi, |k| {
                 if let Some(c) = collide_triangle(&convex, &field.tri(k), max_separation, motion) {
-                    take(c);
+                    out.take(&c, [sub, k], pos);
                 }
             });
         }
         _ => return,
     }
-    let world = |p: Vec3| surface.pos + rotate(surface.rot, p);
-    for k in 0..count {
-        let g = &out.gathered[k];
-        let normal = g.sum.normalize_or_zero();
-        if normal == Vec3::ZERO {
-            continue;
-        }
-        let (pts, m) = g.reduced(normal, pos, max_separation);
-        if m == 0 {
-            continue;
-        }
-        // normal from the shape (A) to the surface (B)
-        let mut c = ContactPoints::new(-rotate(surface.rot, normal));
-        for &(on_tri, on_shape, _) in &pts[..m] {
-            c.push(world(on_shape), world(on_tri));
-        }
-        out.list[out.count] = c;
-        out.count += 1;
-    }
+    out.finish(pos, max_separation, surface.pos, surface.rot);
 }
 
 #[cfg(test)]
@@ -370,7 +410,7 @@ mod tests {
                 Vec3::new(x, 0.29, z),
                 Quat::from_rotation_y(turn),
             );
-            collide_surface(&b, &ground, 0.02, &store, Vec3::ZERO, &mut out);
+            collide_surface(&b, &ground, 0.02, &store, Vec3::ZERO, 0, &mut out);
             assert_eq!(out.count, 1, "{x} {z}");
             let c = &out.list[0];
             assert!((c.normal + Vec3::Y).length() < 1e-5, "{:?}", c.normal);
@@ -405,7 +445,7 @@ mod tests {
             Quat::from_rotation_z(core::f32::consts::FRAC_PI_4),
         );
         let mut out = SurfaceManifolds::new();
-        collide_surface(&b, &trench, 0.02, &store, Vec3::ZERO, &mut out);
+        collide_surface(&b, &trench, 0.02, &store, Vec3::ZERO, 0, &mut out);
         assert_eq!(out.count, 2);
         let mut normals: Vec<Vec3> = out.list[..2].iter().map(|c| c.normal).collect();
         normals.sort_by(|a, b| a.x.total_cmp(&b.x));
@@ -442,7 +482,7 @@ mod tests {
                 Vec3::new(x, 0.24, x),
                 Quat::IDENTITY,
             );
-            collide_surface(&s, &ground, 0.02, &store, Vec3::X, &mut out);
+            collide_surface(&s, &ground, 0.02, &store, Vec3::X, 0, &mut out);
             assert_eq!(out.count, 1);
             let c = &out.list[0];
             assert!((c.normal + Vec3::Y).length() < 1e-3, "{x}: {:?}", c.normal);

@@ -68,7 +68,7 @@ pub(crate) struct TriContact {
 }
 
 impl TriContact {
-    fn new(normal: Vec3) -> Self {
+    pub fn new(normal: Vec3) -> Self {
         Self {
             normal,
             count: 0,
@@ -77,7 +77,7 @@ impl TriContact {
         }
     }
 
-    fn push(&mut self, on_shape: Vec3, on_tri: Vec3) {
+    pub fn push(&mut self, on_shape: Vec3, on_tri: Vec3) {
         if self.count < TRI_POINTS {
             self.on_shape[self.count] = on_shape;
             self.on_tri[self.count] = on_tri;

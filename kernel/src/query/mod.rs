@@ -733,9 +733,7 @@ impl PhysicsSystem {
         }
         let rotation = crate::body::checked_rotation(rotation)?;
         crate::body::checked_position(path.origin)?;
-        let me = sweep::Core::new(*shape, path.origin, rotation, &self.bodies.shapes);
-        let mover = sweep::Mover {
-            core: me,
+        let me = crate::collide::Placed {
             shape: *shape,
             pos: path.origin,
             rot: rotation,
@@ -757,13 +755,12 @@ impl PhysicsSystem {
                 return;
             }
             let b = &self.bodies;
-            let found = if b.shape[s].is_surface() {
-                let (shape, pos, rot) = (b.shape[s], b.pos(s), b.rot(s));
-                sweep::cast_surface(&mover, path.direction, *limit, shape, pos, rot, &b.shapes)
-            } else {
-                let other = sweep::Core::new(b.shape[s], b.pos(s), b.rot(s), &b.shapes);
-                sweep::cast(&me, path.direction, *limit, &other).map(|h| (h, 0))
+            let other = crate::collide::Placed {
+                shape: b.shape[s],
+                pos: b.pos(s),
+                rot: b.rot(s),
             };
+            let found = sweep::cast_placed(&me, path.direction, *limit, &other, &b.shapes);
             if let Some((hit, sub)) = found {
                 let better = match &best {
                     None => true,
@@ -881,6 +878,71 @@ impl QueryTrees {
 #[inline(always)]
 fn walk(tree: &QueryTree, mask: impl FnMut(usize) -> u32, leaf: impl FnMut(u32)) {
     walk_nodes(&tree.nodes, mask, leaf)
+}
+
+/// The nearest item of a wide tree (a mesh's triangles, a compound's
+/// children) the ray `o + t·d` (`d` unit, `t` in `[0, max]`) meets:
+/// `hit(item, limit)` tests one item whose box the ray crosses and gives
+/// its `(t, normal)`; a hit shortens the walk. Ties go to the lower item,
+/// so the answer does not depend on the tree's order.
+pub(crate) fn cast_ray_nodes(
+    nodes: &[tree::Node],
+    o: Vec3,
+    d: Vec3,
+    max: f32,
+    mut hit: impl FnMut(u32, f32) -> Option<(f32, Vec3)>,
+) -> Option<(f32, Vec3, u32)> {
+    if nodes.is_empty() {
+        return None;
+    }
+    let mut best: Option<(f32, Vec3, u32)> = None;
+    let mut limit = max;
+    let inv = d.map(|c| {
+        if c.abs() < 1e-30 {
+            1e30f32.copysign(c)
+        } else {
+            1.0 / c
+        }
+    });
+    let mut stack = [0u32; STACK];
+    let mut top = 1;
+    while top > 0 {
+        top -= 1;
+        let node = &nodes[stack[top] as usize];
+        for l in 0..WIDTH {
+            let c = node.child[l];
+            if c == EMPTY {
+                continue;
+            }
+            let (mut near, mut far) = (0.0f32, limit);
+            for a in 0..3 {
+                let t0 = (node.lo[a][l] - o[a]) * inv[a];
+                let t1 = (node.hi[a][l] - o[a]) * inv[a];
+                near = near.max(t0.min(t1));
+                far = far.min(t0.max(t1));
+            }
+            if near > far {
+                continue;
+            }
+            if c & LEAF == 0 {
+                stack[top] = c;
+                top += 1;
+                continue;
+            }
+            let k = c & !LEAF;
+            if let Some((t, n)) = hit(k, limit) {
+                let better = match best {
+                    None => t <= limit,
+                    Some((bt, _, bk)) => t < bt || (t == bt && k < bk),
+                };
+                if better {
+                    best = Some((t, n, k));
+                    limit = t;
+                }
+            }
+        }
+    }
+    best
 }
 
 /// [`walk`] over any wide nodes (a mesh's triangle tree too): the lanes

@@ -38,8 +38,9 @@ pub(crate) fn cast_ray(
 
 /// The first point where the ray `origin + t·dir` (`dir` unit, `0 <= t <=
 /// max`) meets the shape at `pos, rot`: `(t, world normal, sub-shape)`,
-/// the sub-shape being the triangle of a mesh or height field (0 for
-/// other shapes); stored shapes' ids name shapes of `store`.
+/// the sub-shape being the triangle of a mesh or height field, the child
+/// of a compound (0 for other shapes); stored shapes' ids name shapes of
+/// `store`.
 pub(crate) fn cast_ray_in(
     shape: &Shape,
     store: &ShapeStore,
@@ -61,6 +62,17 @@ pub(crate) fn cast_ray_in(
             radius,
         } => ray_capsule(o, d, half_height, radius)?,
         Shape::Hull(id) => ray_hull(o, d, store.hulls.get(id)?)?,
+        Shape::Compound(id) => {
+            // each child's own exact test, in the compound's frame; the
+            // hit's sub-shape is the child
+            let c = store.compound(id)?;
+            let hit = crate::query::cast_ray_nodes(&c.nodes, o, d, max, |k, limit| {
+                let ch = &c.children[k as usize];
+                cast_ray_in(&ch.shape, store, ch.position, ch.rotation, o, d, limit)
+                    .map(|(t, n, _)| (t, n))
+            })?;
+            return surface(hit);
+        }
         Shape::Mesh(id) => return surface(store.mesh(id)?.cast_ray(o, d, max)?),
         Shape::HeightField(id) => return surface(store.heightfield(id)?.cast_ray(o, d, max)?),
     };
@@ -102,6 +114,14 @@ pub(crate) fn contains_point_in(
                 .iter()
                 .zip(&h.face_offset)
                 .all(|(n, &off)| n.dot(p) <= off)
+        }),
+        Shape::Compound(id) => store.compound(id).is_some_and(|c| {
+            let mut inside = false;
+            c.children_in(p, p, |k| {
+                let ch = &c.children[k as usize];
+                inside = inside || contains_point_in(&ch.shape, store, ch.position, ch.rotation, p);
+            });
+            inside
         }),
         Shape::Mesh(_) | Shape::HeightField(_) => false,
     }

@@ -132,7 +132,11 @@ impl<'a> Core<'a> {
         match self.shape {
             _ if self.hull.is_some() || self.tri.is_some() => 0.0,
             Shape::Sphere { radius } | Shape::Capsule { radius, .. } => radius as f64,
-            Shape::Box { .. } | Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => 0.0,
+            Shape::Box { .. }
+            | Shape::Hull(_)
+            | Shape::Compound(_)
+            | Shape::Mesh(_)
+            | Shape::HeightField(_) => 0.0,
         }
     }
 
@@ -157,9 +161,11 @@ impl<'a> Core<'a> {
             return self.pos + rotate(self.rot, best);
         }
         let p = match self.shape {
-            Shape::Sphere { .. } | Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => {
-                DVec3::ZERO
-            }
+            Shape::Sphere { .. }
+            | Shape::Hull(_)
+            | Shape::Compound(_)
+            | Shape::Mesh(_)
+            | Shape::HeightField(_) => DVec3::ZERO,
             Shape::Capsule { half_height, .. } => DVec3::new(0.0, sign(local.y, half_height), 0.0),
             Shape::Box { half_extents: h } => {
                 DVec3::new(sign(local.x, h.x), sign(local.y, h.y), sign(local.z, h.z))
@@ -582,6 +588,69 @@ pub(crate) fn cast_surface(
         _ => return None,
     }
     best
+}
+
+/// The first contact of `me` moving along unit `dir` by up to `max` m
+/// with `other` (at rest), for any pair but a moving surface:
+/// `(impact, sub-shape)`, the sub-shape being `other`'s triangle or child
+/// (0 for a convex shape). A moving compound casts child by child; a cast
+/// against a compound goes to each child under the swept box; against a
+/// surface to each triangle ([`cast_surface`]). Ties go to the lower
+/// sub-shape of `other` (the first child of `me` found).
+pub(crate) fn cast_placed(
+    me: &crate::collide::Placed,
+    dir: Vec3,
+    max: f32,
+    other: &crate::collide::Placed,
+    store: &ShapeStore,
+) -> Option<(Impact, u32)> {
+    let mut best: Option<(Impact, u32)> = None;
+    if let Some(c) = me.shape.compound(store) {
+        for k in 0..c.children.len() as u32 {
+            let child = c.placed_child(k, me.pos, me.rot);
+            let limit = best.map_or(max, |b| b.0.distance);
+            if let Some(hit) = cast_placed(&child, dir, limit, other, store) {
+                if best.is_none_or(|b| hit.0.distance < b.0.distance) {
+                    best = Some(hit);
+                }
+            }
+        }
+        return best;
+    }
+    let core = Core::new(me.shape, me.pos, me.rot, store);
+    if let Some(c) = other.shape.compound(store) {
+        let inv = other.rot.conjugate();
+        let local = |p: Vec3| crate::math::rotate(inv, p - other.pos);
+        let lrot = crate::math::quat_mul(inv, me.rot);
+        let (a0, a1) = me.shape.world_aabb(local(me.pos), lrot, store);
+        let (b0, b1) = me.shape.world_aabb(local(me.pos + dir * max), lrot, store);
+        let grow = Vec3::splat(HIT_TOLERANCE);
+        c.children_in(a0.min(b0) - grow, a1.max(b1) + grow, |k| {
+            let limit = best.map_or(max, |b| b.0.distance);
+            let ch = c.placed_child(k, other.pos, other.rot);
+            let target = Core::new(ch.shape, ch.pos, ch.rot, store);
+            if let Some(hit) = cast(&core, dir, limit, &target) {
+                let closer = best.is_none_or(|(b, bk)| {
+                    hit.distance < b.distance || (hit.distance == b.distance && k < bk)
+                });
+                if closer {
+                    best = Some((hit, k));
+                }
+            }
+        });
+        return best;
+    }
+    if other.shape.is_surface() {
+        let mover = Mover {
+            core,
+            shape: me.shape,
+            pos: me.pos,
+            rot: me.rot,
+        };
+        return cast_surface(&mover, dir, max, other.shape, other.pos, other.rot, store);
+    }
+    let target = Core::new(other.shape, other.pos, other.rot, store);
+    cast(&core, dir, max, &target).map(|h| (h, 0))
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 use super::codec::{Reader, SlotsRead, Snap, Writer};
 use crate::body::{flags, Bodies, BodyId, NOT_LISTED, PLACEHOLDER_SHAPE};
 use crate::error::{PhysicsError, Result};
+use crate::compound::{CompoundChild, CompoundShape, MAX_COMPOUND_CHILDREN};
 use crate::heightfield::HeightField;
 use crate::hull::MAX_HULL_VERTICES;
 use crate::hull_shape::{HullId, HullShape, HullStore, MAX_HULLS};
@@ -72,6 +73,10 @@ impl Snap for Shape {
                 w.u8(5);
                 w.u32(id.index());
             }
+            Shape::Compound(id) => {
+                w.u8(6);
+                w.u32(id.index());
+            }
         }
     }
     fn get(r: &mut Reader) -> Result<Self> {
@@ -88,6 +93,7 @@ impl Snap for Shape {
             3 => Shape::Hull(HullId(r.u32()?)),
             4 => Shape::Mesh(MeshId(r.u32()?)),
             5 => Shape::HeightField(HeightFieldId(r.u32()?)),
+            6 => Shape::Compound(crate::shape_store::CompoundId(r.u32()?)),
             _ => return Err(PhysicsError::InvalidSnapshot),
         };
         s.validate().map_err(|_| PhysicsError::InvalidSnapshot)?;
@@ -286,6 +292,42 @@ fn get_surfaces(
     Ok((meshes, fields, (mesh_count, count)))
 }
 
+/// The world's compounds, each as its children were given (rebuilding
+/// from them gives the same compound bit for bit: the build is
+/// deterministic).
+fn put_compounds(w: &mut Writer, store: &ShapeStore) {
+    w.u32(store.compounds.len() as u32);
+    for c in &store.compounds {
+        w.u32(c.source.len() as u32);
+        for ch in &c.source {
+            w.put(&ch.shape);
+            w.put(&ch.position);
+            w.put(&ch.rotation);
+        }
+    }
+}
+
+/// Reads [`put_compounds`]' tables and builds them against `store` (the
+/// restored hulls), which validates every child.
+fn get_compounds(r: &mut Reader, store: &ShapeStore) -> Result<Vec<CompoundShape>> {
+    let bad = || PhysicsError::InvalidSnapshot;
+    let count = r.len(MAX_SURFACES)?;
+    let mut compounds = Vec::with_capacity(count.min(1024));
+    for _ in 0..count {
+        let n = r.len(MAX_COMPOUND_CHILDREN)?;
+        let mut children = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            children.push(CompoundChild {
+                shape: r.get()?,
+                position: r.get()?,
+                rotation: r.get()?,
+            });
+        }
+        compounds.push(CompoundShape::new(&children, store).map_err(|_| bad())?);
+    }
+    Ok(compounds)
+}
+
 fn put_vec3(w: &mut Writer, c: &Vec3Column, n: usize) {
     let (x, y, z) = c.slices();
     for s in [x, y, z] {
@@ -348,6 +390,7 @@ pub(crate) fn save(b: &Bodies, w: &mut Writer) {
     w.pod(&b.bounding_radius[..n]);
     put_hulls(w, &b.shapes.hulls);
     put_surfaces(w, &b.shapes);
+    put_compounds(w, &b.shapes);
     for s in &b.shape[..n] {
         w.put(s);
     }
@@ -450,11 +493,13 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
     };
     // the ids are checked against the tables' sizes (on the first pass
     // the surfaces are not kept, so by count)
-    let store = ShapeStore {
+    let mut store = ShapeStore {
         hulls,
         meshes,
         heightfields,
+        compounds: Vec::new(),
     };
+    store.compounds = get_compounds(r, &store)?;
     for (i, &fixed) in fixed.iter().enumerate() {
         let s: Shape = r.get()?;
         s.validate().map_err(|_| bad())?;
@@ -462,6 +507,7 @@ pub(crate) fn restore(r: &mut Reader, mut dst: Option<&mut Bodies>) -> Result<Vi
             Shape::Hull(id) => store.hulls.get(id).is_some(),
             Shape::Mesh(id) => (id.index() as usize) < surface_counts.0,
             Shape::HeightField(id) => (id.index() as usize) < surface_counts.1,
+            Shape::Compound(id) => store.compound(id).is_some(),
             _ => true,
         };
         if !known || (s.is_surface() && !fixed) {

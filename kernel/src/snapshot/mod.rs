@@ -68,7 +68,7 @@ use codec::{Reader, Writer};
 pub const SNAPSHOT_MAGIC: [u8; 8] = *b"ARCHSNAP";
 /// The format [`PhysicsSystem::save_state`] writes; restoring another is
 /// refused with [`SnapshotVersion`](PhysicsError::SnapshotVersion).
-pub const SNAPSHOT_VERSION: u32 = 3;
+pub const SNAPSHOT_VERSION: u32 = 4;
 /// Written in native byte order: read back as another value, the snapshot
 /// came from a machine of the other byte order.
 const BYTE_ORDER: u32 = 0x0102_0304;
