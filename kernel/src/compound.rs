@@ -334,7 +334,10 @@ mod tests {
         got.sort_by(f32::total_cmp);
         want.sort_by(f32::total_cmp);
         for k in 0..3 {
-            assert!((got[k] - want[k]).abs() < 1e-5 * want[k], "{got:?} {want:?}");
+            assert!(
+                (got[k] - want[k]).abs() < 1e-5 * want[k],
+                "{got:?} {want:?}"
+            );
         }
         // the children sit ±0.5 along the long axis of the principal frame
         let along = rotate(turn.conjugate(), Vec3::X);
@@ -379,7 +382,10 @@ mod tests {
         let mut got = c.unit_inertia.to_array().map(f64::from);
         got.sort_by(f64::total_cmp);
         for k in 0..3 {
-            assert!((got[k] - want[k]).abs() < 1e-5 * want[k], "{got:?} {want:?}");
+            assert!(
+                (got[k] - want[k]).abs() < 1e-5 * want[k],
+                "{got:?} {want:?}"
+            );
         }
         // turned back, each child is where it was given
         let (origin, turn) = c.frame();

@@ -98,7 +98,11 @@ impl ShapeStore {
     /// small).
     pub fn surface_bytes(&self) -> usize {
         self.meshes.iter().map(|m| m.memory_bytes()).sum::<usize>()
-            + self.compounds.iter().map(|c| c.memory_bytes()).sum::<usize>()
+            + self
+                .compounds
+                .iter()
+                .map(|c| c.memory_bytes())
+                .sum::<usize>()
             + self
                 .heightfields
                 .iter()

@@ -168,9 +168,8 @@ mod tests {
         assert_eq!(m.count, 4);
         let (on_a, _) = m.world_points(tbl.pos, tbl.rot, floor.pos, floor.rot);
         let mut legs = [false; 4];
-        for k in 0..4 {
+        for (k, p) in on_a.iter().enumerate().take(4) {
             assert!((m.separation(k) + 0.01).abs() < 1e-5, "{}", m.separation(k));
-            let p = on_a[k];
             let leg = usize::from(p.x > 0.0) + 2 * usize::from(p.z > 0.0);
             legs[leg] = true;
         }

@@ -6,8 +6,8 @@
 
 use super::codec::{Reader, SlotsRead, Snap, Writer};
 use crate::body::{flags, Bodies, BodyId, NOT_LISTED, PLACEHOLDER_SHAPE};
-use crate::error::{PhysicsError, Result};
 use crate::compound::{CompoundChild, CompoundShape, MAX_COMPOUND_CHILDREN};
+use crate::error::{PhysicsError, Result};
 use crate::heightfield::HeightField;
 use crate::hull::MAX_HULL_VERTICES;
 use crate::hull_shape::{HullId, HullShape, HullStore, MAX_HULLS};
