@@ -327,6 +327,7 @@ fn apply(side: &mut Side, op: &Op, pools: &Pools) -> Outcome {
                     Shape::Hull(h) => bits(&[3.0, h.index() as f32]),
                     Shape::Mesh(m) => bits(&[4.0, m.index() as f32]),
                     Shape::HeightField(h) => bits(&[5.0, h.index() as f32]),
+                    Shape::Compound(c) => bits(&[6.0, c.index() as f32]),
                 }),
                 Query::UserData => w.user_data(id).map(Value::U64),
                 Query::Mass => w.mass(id).map(|m| bits(&[m])),

@@ -56,6 +56,9 @@ fn shape(s: Shape) -> String {
                 h.index()
             )
         }
+        Shape::Compound(c) => {
+            format!("unimplemented!(\"compound {} in a reproducer\")", c.index())
+        }
     }
 }
 

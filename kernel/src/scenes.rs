@@ -4,6 +4,7 @@
 //! restitution 0 (the [`BodyCreationSettings`] defaults).
 
 use crate::body::{BodyCreationSettings, BodyId, MotionType};
+use crate::compound::{CompoundChild, CompoundShape};
 use crate::error::Result;
 use crate::heightfield::HeightField;
 use crate::hull::ConvexHull;
@@ -15,7 +16,7 @@ use crate::math::{rotate, Quat, Vec3};
 use crate::mesh::TriangleMesh;
 use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
-use crate::shape_store::{HeightFieldId, MeshId};
+use crate::shape_store::{CompoundId, HeightFieldId, MeshId};
 use crate::system::PhysicsSystem;
 
 /// Time step every standard scene uses.
@@ -50,6 +51,9 @@ pub struct SceneShapes {
     pub hulls: Vec<ConvexHull>,
     pub meshes: Vec<TriangleMesh>,
     pub heightfields: Vec<HeightField>,
+    /// Compounds, each its children (hull children name `hulls` by
+    /// index), built against the world's hulls after the others.
+    pub compounds: Vec<Vec<CompoundChild>>,
 }
 
 /// A scene: capacities, the stored shapes, the bodies to create, in order
@@ -79,6 +83,11 @@ impl Scene {
         }
         for f in &self.shapes.heightfields {
             world.add_heightfield(f.clone())?;
+        }
+        for children in &self.shapes.compounds {
+            let c = CompoundShape::new(children, world.shapes())
+                .map_err(|_| crate::error::PhysicsError::InvalidShape)?;
+            world.add_compound(c)?;
         }
         let first_late = self.late.map_or(self.bodies.len(), |l| l.first);
         let ids = self
@@ -157,7 +166,7 @@ impl Scene {
 }
 
 /// Names accepted by [`by_name`].
-pub const NAMES: [&str; 15] = [
+pub const NAMES: [&str; 16] = [
     "pyramid",
     "rain",
     "piles",
@@ -173,6 +182,7 @@ pub const NAMES: [&str; 15] = [
     "ragdolls",
     "terrain",
     "terrain_mesh",
+    "compounds",
 ];
 
 pub fn by_name(name: &str) -> Option<Scene> {
@@ -192,6 +202,7 @@ pub fn by_name(name: &str) -> Option<Scene> {
         "ragdolls" => ragdolls(),
         "terrain" => terrain(),
         "terrain_mesh" => terrain_mesh(),
+        "compounds" => compounds(),
         _ => return None,
     })
 }
@@ -856,6 +867,84 @@ pub fn terrain_mesh() -> Scene {
         ..SceneShapes::default()
     };
     terrain_scene("terrain_mesh", Shape::Mesh(MeshId(0)), shapes)
+}
+
+/// The four compounds of the `compounds` scene, in [`CompoundId`] order:
+/// a table (a 1.2 × 0.1 × 0.8 m top on four 0.1 × 0.7 × 0.1 m legs), a
+/// dumbbell (two spheres of radius 0.2 m on a 0.8 m bar of radius
+/// 0.06 m), an L of two 1.0 × 0.3 × 0.3 m beams, and a mace (a capsule
+/// handle under an icosahedron hull of circumradius 0.3 m, hull 0).
+pub fn compound_children() -> Vec<Vec<CompoundChild>> {
+    let cuboid = |x, y, z| Shape::Box {
+        half_extents: Vec3::new(x, y, z),
+    };
+    let mut table = vec![CompoundChild::new(
+        cuboid(0.6, 0.05, 0.4),
+        Vec3::new(0.0, 0.75, 0.0),
+    )];
+    for (x, z) in [(-0.55, -0.35), (0.55, -0.35), (-0.55, 0.35), (0.55, 0.35)] {
+        table.push(CompoundChild::new(
+            cuboid(0.05, 0.35, 0.05),
+            Vec3::new(x, 0.35, z),
+        ));
+    }
+    let ball = Shape::Sphere { radius: 0.2 };
+    let bar = Shape::Capsule {
+        half_height: 0.4,
+        radius: 0.06,
+    };
+    let dumbbell = vec![
+        CompoundChild::new(ball, Vec3::new(-0.45, 0.0, 0.0)),
+        CompoundChild::new(ball, Vec3::new(0.45, 0.0, 0.0)),
+        CompoundChild::new(bar, Vec3::ZERO)
+            .rotated(Quat::from_rotation_z(core::f32::consts::FRAC_PI_2)),
+    ];
+    let ell = vec![
+        CompoundChild::new(cuboid(0.5, 0.15, 0.15), Vec3::ZERO),
+        CompoundChild::new(cuboid(0.15, 0.5, 0.15), Vec3::new(0.35, 0.35, 0.0)),
+    ];
+    let mace = vec![
+        CompoundChild::new(
+            Shape::Capsule {
+                half_height: 0.4,
+                radius: 0.07,
+            },
+            Vec3::ZERO,
+        ),
+        CompoundChild::new(Shape::Hull(HullId(0)), Vec3::new(0.0, 0.65, 0.0)),
+    ];
+    vec![table, dumbbell, ell, mace]
+}
+
+/// The `compounds` scene (ours; SCENES.md has none): the floor and 500
+/// compounds of [`compound_children`] (table, dumbbell, L, mace in turn),
+/// 10 × 10 on a 2.5 m grid in 5 layers 2.5 m apart from y = 3 m, each
+/// turned about y by 0.7 rad per index and the odd ones tipped 0.3 rad
+/// about x, so they land unevenly and pile.
+pub fn compounds() -> Scene {
+    let mut bodies = vec![floor()];
+    for k in 0..500usize {
+        let (ix, iz, layer) = (k % 10, (k / 10) % 10, k / 100);
+        let p = Vec3::new(
+            (ix as f32 - 4.5) * 2.5,
+            3.0 + 2.5 * layer as f32,
+            (iz as f32 - 4.5) * 2.5,
+        );
+        let turn = Quat::from_rotation_y(0.7 * k as f32);
+        let tip = Quat::from_rotation_x(if k % 2 == 1 { 0.3 } else { 0.0 });
+        let shape = Shape::Compound(CompoundId((k % 4) as u32));
+        bodies.push(
+            BodyCreationSettings::new(shape, p, MotionType::Dynamic).with_rotation(turn * tip),
+        );
+    }
+    Scene {
+        shapes: SceneShapes {
+            hulls: vec![icosahedron(0.3)],
+            compounds: compound_children(),
+            ..SceneShapes::default()
+        },
+        ..scene("compounds", bodies)
+    }
 }
 
 /// The `raycast` scene of SCENES.md: the rain after

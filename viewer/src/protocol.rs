@@ -271,9 +271,11 @@ pub struct TableEntry {
 /// `["capsule",half_height,r,motion]`, `["hull",id,[x,y,z,...],motion]`
 /// (the hull's faces as triangles, its principal frame),
 /// `["mesh",id,[x,y,z,...],[i,j,k,...],motion]` (vertices and kept
-/// triangles) or `["heightfield",id,nx,nz,sx,sz,[heights],motion]` (the
+/// triangles), `["heightfield",id,nx,nz,sx,sz,[heights],motion]` (the
 /// page splits each cell as the kernel does, from sample (i, j) to
-/// (i+1, j+1)); motion `"static"`, `"kinematic"` or `"dynamic"`; `null`
+/// (i+1, j+1)) or `["compound",id,[[child,[x,y,z],[qx,qy,qz,qw]],...],
+/// motion]` (each child an entry without a motion, at its pose in the
+/// compound's principal frame); motion `"static"`, `"kinematic"` or `"dynamic"`; `null`
 /// for a removed body. Stored shapes' geometry comes from `shapes`.
 pub fn table_json(
     version: u32,
@@ -291,69 +293,100 @@ pub fn table_json(
                     MotionType::Kinematic => "kinematic",
                     MotionType::Dynamic => "dynamic",
                 };
-                let flat = |v: &mut Vec<f32>, p: Vec3| v.extend_from_slice(&p.to_array());
-                match e.shape {
-                    Shape::Box { half_extents: h } => {
-                        serde_json::json!(["box", h.x, h.y, h.z, motion])
-                    }
-                    Shape::Sphere { radius } => serde_json::json!(["sphere", radius, motion]),
-                    Shape::Capsule {
-                        half_height,
-                        radius,
-                    } => serde_json::json!(["capsule", half_height, radius, motion]),
-                    Shape::Hull(id) => {
-                        let mut tris = Vec::new();
-                        if let Some(h) = shapes.hulls().get(id) {
-                            for f in 0..h.num_faces() {
-                                let (ring, _) = h.face(f);
-                                for k in 1..ring.len().saturating_sub(1) {
-                                    for i in [ring[0], ring[k], ring[k + 1]] {
-                                        flat(&mut tris, h.vertices()[i as usize]);
-                                    }
-                                }
-                            }
-                        }
-                        serde_json::json!(["hull", id.index(), tris, motion])
-                    }
-                    Shape::Mesh(id) => {
-                        let (mut v, mut idx) = (Vec::new(), Vec::new());
-                        if let Some(m) = shapes.mesh(id) {
-                            for k in 0..m.num_triangles() {
-                                let (c, _) = m.triangle(k);
-                                for p in c {
-                                    idx.push(v.len() as u32 / 3);
-                                    flat(&mut v, p);
-                                }
-                            }
-                        }
-                        serde_json::json!(["mesh", id.index(), v, idx, motion])
-                    }
-                    Shape::HeightField(id) => match shapes.heightfield(id) {
-                        Some(f) => {
-                            let ((nx, nz), (sx, sz)) = (f.samples(), f.cell_size());
-                            let h: Vec<f32> =
-                                (0..nx * nz).map(|k| f.height(k % nx, k / nx)).collect();
-                            serde_json::json!([
-                                "heightfield",
-                                id.index(),
-                                nx,
-                                nz,
-                                sx,
-                                sz,
-                                h,
-                                motion
-                            ])
-                        }
-                        None => {
-                            serde_json::json!(["heightfield", id.index(), 0, 0, 0, 0, [], motion])
-                        }
-                    },
-                }
+                let mut entry = shape_json(e.shape, shapes);
+                entry.push(motion.into());
+                serde_json::Value::Array(entry)
             }
         })
         .collect();
     serde_json::json!({"type": "table", "version": version, "scene": scene, "bodies": entries})
         .to_string()
+}
+
+/// A table entry without its motion (a compound's children are entries
+/// of this form).
+fn shape_json(shape: Shape, shapes: &ShapeStore) -> Vec<serde_json::Value> {
+    let flat = |v: &mut Vec<f32>, p: Vec3| v.extend_from_slice(&p.to_array());
+    let array = |v: serde_json::Value| match v {
+        serde_json::Value::Array(a) => a,
+        _ => unreachable!("json! of a list"),
+    };
+    match shape {
+        Shape::Box { half_extents: h } => array(serde_json::json!(["box", h.x, h.y, h.z])),
+        Shape::Sphere { radius } => array(serde_json::json!(["sphere", radius])),
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => array(serde_json::json!(["capsule", half_height, radius])),
+        Shape::Hull(id) => {
+            let mut tris = Vec::new();
+            if let Some(h) = shapes.hulls().get(id) {
+                for f in 0..h.num_faces() {
+                    let (ring, _) = h.face(f);
+                    for k in 1..ring.len().saturating_sub(1) {
+                        for i in [ring[0], ring[k], ring[k + 1]] {
+                            flat(&mut tris, h.vertices()[i as usize]);
+                        }
+                    }
+                }
+            }
+            array(serde_json::json!(["hull", id.index(), tris]))
+        }
+        Shape::Compound(id) => {
+            let children: Vec<serde_json::Value> = shapes
+                .compound(id)
+                .map(|c| c.children())
+                .unwrap_or(&[])
+                .iter()
+                .map(|ch| {
+                    let (p, q) = (ch.position, ch.rotation);
+                    serde_json::json!([
+                        shape_json(ch.shape, shapes),
+                        [p.x, p.y, p.z],
+                        [q.x, q.y, q.z, q.w]
+                    ])
+                })
+                .collect();
+            array(serde_json::json!(["compound", id.index(), children]))
+        }
+        Shape::Mesh(id) => {
+            let (mut v, mut idx) = (Vec::new(), Vec::new());
+            if let Some(m) = shapes.mesh(id) {
+                for k in 0..m.num_triangles() {
+                    let (c, _) = m.triangle(k);
+                    for p in c {
+                        idx.push(v.len() as u32 / 3);
+                        flat(&mut v, p);
+                    }
+                }
+            }
+            array(serde_json::json!(["mesh", id.index(), v, idx]))
+        }
+        Shape::HeightField(id) => match shapes.heightfield(id) {
+            Some(f) => {
+                let ((nx, nz), (sx, sz)) = (f.samples(), f.cell_size());
+                let h: Vec<f32> = (0..nx * nz).map(|k| f.height(k % nx, k / nx)).collect();
+                array(serde_json::json!([
+                    "heightfield",
+                    id.index(),
+                    nx,
+                    nz,
+                    sx,
+                    sz,
+                    h
+                ]))
+            }
+            None => array(serde_json::json!([
+                "heightfield",
+                id.index(),
+                0,
+                0,
+                0,
+                0,
+                []
+            ])),
+        },
+    }
 }
 
 /// What a receiver knows after applying frames in order: the latest record

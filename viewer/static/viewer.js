@@ -84,6 +84,21 @@ function heightfieldGeometry(nx, nz, sx, sz, h) {
   return trianglesGeometry(p, idx);
 }
 
+// A compound's children, each placed at its pose, as one triangle soup
+// (one geometry, so a compound body is one instance like any other).
+function compoundGeometry(children) {
+  const p = [];
+  const one = new THREE.Vector3(1, 1, 1);
+  for (const [child, at, q] of children) {
+    const g = geometryFor(child).toNonIndexed();
+    g.applyMatrix4(new THREE.Matrix4().compose(
+      new THREE.Vector3(...at), new THREE.Quaternion(...q), one));
+    for (const v of g.getAttribute('position').array) p.push(v);
+    g.dispose();
+  }
+  return trianglesGeometry(p);
+}
+
 function geometryFor(e) {
   switch (e[0]) {
     case 'box': return new THREE.BoxGeometry(2 * e[1], 2 * e[2], 2 * e[3]);
@@ -92,6 +107,7 @@ function geometryFor(e) {
     case 'hull': return trianglesGeometry(e[2]);
     case 'mesh': return trianglesGeometry(e[2], e[3]);
     case 'heightfield': return heightfieldGeometry(e[2], e[3], e[4], e[5], e[6]);
+    case 'compound': return compoundGeometry(e[2]);
   }
   return new THREE.BoxGeometry(0.1, 0.1, 0.1);
 }

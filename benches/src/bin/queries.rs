@@ -35,7 +35,11 @@ fn brute_force(w: &PhysicsSystem, ids: &[BodyId], ray: &Ray) -> Option<(BodyId, 
                 }
             }
             Shape::Box { half_extents } => slab(q, ray.origin() - p, ray.direction(), half_extents),
-            Shape::Capsule { .. } | Shape::Hull(_) | Shape::Mesh(_) | Shape::HeightField(_) => {
+            Shape::Capsule { .. }
+            | Shape::Hull(_)
+            | Shape::Compound(_)
+            | Shape::Mesh(_)
+            | Shape::HeightField(_) => {
                 unreachable!("the raycast scene has only spheres and boxes")
             }
         };
