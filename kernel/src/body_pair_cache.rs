@@ -189,6 +189,9 @@ pub(crate) struct SlotManifold {
     pub local_a: [Vec3; MAX_POINTS],
     pub local_b: [Vec3; MAX_POINTS],
     pub separation: [f32; MAX_POINTS],
+    /// The parts of A and of B the manifold's first contact came from (a
+    /// compound's child, a surface's triangle; 0 for a whole shape).
+    pub sub: [u32; 2],
 }
 
 impl SlotManifold {
@@ -199,6 +202,7 @@ impl SlotManifold {
         local_a: [Vec3::ZERO; MAX_POINTS],
         local_b: [Vec3::ZERO; MAX_POINTS],
         separation: [0.0; MAX_POINTS],
+        sub: [0; 2],
     };
 
     /// The solver's manifold of `pair`, impulses zero.
@@ -212,6 +216,7 @@ impl SlotManifold {
             local_b: self.local_b,
             separation: self.separation,
             sensor: self.sensor,
+            sub: self.sub,
             ..Manifold::EMPTY
         }
     }
@@ -235,6 +240,7 @@ impl Snap for SlotManifold {
             put_first(w, &self.local_a, self.count);
             put_first(w, &self.local_b, self.count);
             put_first(w, &self.separation, self.count);
+            w.put(&self.sub);
         }
     }
     fn get(r: &mut Reader) -> crate::error::Result<Self> {
@@ -249,6 +255,7 @@ impl Snap for SlotManifold {
             local_a: get_first(r, count)?,
             local_b: get_first(r, count)?,
             separation: get_first(r, count)?,
+            sub: r.get()?,
         })
     }
 }

@@ -73,6 +73,10 @@ pub struct ContactEvent {
     pub normal_impulse: f32,
     /// Removed and exited: why.
     pub reason: Option<RemovalReason>,
+    /// Added and entered: the parts of A and of B the pair's first
+    /// manifold came from (a compound's child, a mesh's or height field's
+    /// triangle, as [`Contact::sub_shapes`](crate::Contact)); 0 otherwise.
+    pub sub_shapes: [u32; 2],
 }
 
 /// A touching reporting pair of the last collision step.
@@ -124,6 +128,7 @@ fn put_event(e: &ContactEvent, w: &mut crate::snapshot::codec::Writer) {
         Some(RemovalReason::Separated) => 1,
         Some(RemovalReason::BodyRemoved) => 2,
     });
+    w.put(&e.sub_shapes);
 }
 
 fn get_event(
@@ -158,6 +163,7 @@ fn get_event(
             2 => Some(RemovalReason::BodyRemoved),
             _ => return Err(bad),
         },
+        sub_shapes: r.get()?,
     })
 }
 
@@ -399,6 +405,7 @@ fn added(bodies: &Bodies, m: &Manifold) -> ContactEvent {
         approach_speed: -(vb - va).dot(m.normal),
         normal_impulse: 0.0,
         reason: None,
+        sub_shapes: m.sub,
     }
 }
 
@@ -418,5 +425,6 @@ fn gone(bodies: &Bodies, t: &Touching, reason: RemovalReason) -> ContactEvent {
         approach_speed: 0.0,
         normal_impulse: 0.0,
         reason: Some(reason),
+        sub_shapes: [0; 2],
     }
 }

@@ -65,6 +65,9 @@ pub(crate) struct Manifold {
     pub friction_impulse: [f32; 3],
     /// Either body is a sensor: reported, never solved.
     pub sensor: bool,
+    /// The parts of A and of B the manifold's first contact came from (a
+    /// compound's child, a surface's triangle; 0 for a whole shape).
+    pub sub: [u32; 2],
 }
 
 impl Manifold {
@@ -78,6 +81,7 @@ impl Manifold {
         normal_impulse: [0.0; MAX_POINTS],
         friction_impulse: [0.0; 3],
         sensor: false,
+        sub: [0; 2],
     };
 }
 
@@ -228,12 +232,16 @@ impl NarrowPhase {
                     collide_pair_in_parts(bodies, pair, &poses, max_separation, out);
                     let first = (out.count > 0).then(|| out.list[0]);
                     record(&mut chunk[k], &poses, sensor, first, Apart::UNKNOWN, false);
+                    chunk[k].manifold.sub = out.sub[0];
                     if out.count > 1 && extra.capacity() == 0 {
                         // once per job: room for two manifolds a pair
                         extra.reserve(EXTRAS_PER_JOB);
                     }
-                    for c in &out.list[1..out.count.max(1)] {
-                        extra.push(slot_manifold(c, &poses, sensor));
+                    for (c, &sub) in out.list[1..out.count.max(1)].iter().zip(&out.sub[1..]) {
+                        extra.push(SlotManifold {
+                            sub,
+                            ..slot_manifold(c, &poses, sensor)
+                        });
                     }
                     chunk[k].extra = out.count.saturating_sub(1) as u8;
                     continue;
@@ -407,6 +415,7 @@ impl crate::snapshot::codec::Snap for Manifold {
         put_first(w, &self.normal_impulse, self.count);
         w.put(&self.friction_impulse);
         w.put(&self.sensor);
+        w.put(&self.sub);
     }
     fn get(r: &mut crate::snapshot::codec::Reader) -> crate::error::Result<Self> {
         use crate::snapshot::codec::{get_count, get_first};
@@ -423,6 +432,7 @@ impl crate::snapshot::codec::Snap for Manifold {
             normal_impulse: get_first(r, count)?,
             friction_impulse: r.get()?,
             sensor: r.get()?,
+            sub: r.get()?,
         })
     }
 }
@@ -606,6 +616,7 @@ fn write_manifold(m: &mut SlotManifold, c: &ContactPoints, poses: &PairPoses, se
             m.local_a = l.on_a;
             m.local_b = l.on_b;
             m.separation = l.separation;
+            m.sub = [0; 2];
         }
         Points::World { on_a, on_b } => {
             *m = SlotManifold {

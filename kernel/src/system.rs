@@ -88,6 +88,13 @@ pub struct Contact {
     /// Friction impulse of the last step, applied at the centre of the
     /// points: along two tangents (N·s) and twist about the normal (N·m·s).
     pub friction_impulse: [f32; 3],
+    /// Which part of A and of B the manifold's first point came from: a
+    /// compound's child (its index in the order the children were given),
+    /// a mesh's triangle (as [`RayHit::sub_shape`](crate::RayHit)) or a
+    /// height field's; 0 for a whole shape. A pair touching through
+    /// several parts with different normals (a table's top and a leg
+    /// against a wall corner) reports one manifold per normal.
+    pub sub_shapes: [u32; 2],
     points: [ContactPoint; crate::collide::MAX_POINTS],
     count: usize,
 }
@@ -479,7 +486,11 @@ impl PhysicsSystem {
     /// (`ShapeCapacityReached`).
     pub fn add_compound(&mut self, compound: crate::CompoundShape) -> Result<Shape> {
         let store = &self.bodies.shapes;
-        if compound.children.iter().any(|c| c.shape.validate_in(store).is_err()) {
+        if compound
+            .children
+            .iter()
+            .any(|c| c.shape.validate_in(store).is_err())
+        {
             return Err(PhysicsError::InvalidShape);
         }
         self.bodies
@@ -915,6 +926,7 @@ impl PhysicsSystem {
                 normal: m.normal,
                 is_sensor: m.sensor,
                 friction_impulse: m.friction_impulse,
+                sub_shapes: m.sub,
                 points: [ContactPoint {
                     position: Vec3::ZERO,
                     separation: 0.0,

@@ -8,77 +8,6 @@ mod common;
 use archipelago::*;
 use common::*;
 
-/// The wall: 0.2 m thick (x in -0.1..0.1), 10 × 10 m.
-const WALL_HALF: Vec3 = Vec3::new(0.1, 5.0, 5.0);
-
-/// A small world (1,000 trials make and drop 1,000 bodies in it) with the
-/// wall at the origin.
-fn wall_world() -> PhysicsSystem {
-    let caps = Capacities {
-        max_bodies: 16,
-        max_body_pairs: 256,
-        max_contact_constraints: 256,
-        max_joints: 0,
-    };
-    let mut w = PhysicsSystem::new(caps, PhysicsSettings::default()).unwrap();
-    let wall = BodyCreationSettings::new(
-        Shape::cuboid(WALL_HALF).unwrap(),
-        Vec3::ZERO,
-        MotionType::Static,
-    );
-    w.create_and_add_body(&wall).unwrap();
-    w
-}
-
-/// In how many of `trials` random shots at the wall a body of `shape` at
-/// `speed` m/s ends a step with its centre past the wall's middle plane
-/// (from there the contacts push it out of the far side). Each shot starts
-/// 1–2 m in front of the wall (so the steps fall at every phase of the
-/// approach), aims within 30° of the wall's normal, and turns the body at
-/// random; 12 steps of 1/60 s follow (the shot reaches the wall in 3).
-fn passes(shape: Shape, speed: f32, quality: MotionQuality, trials: usize) -> (usize, u32) {
-    let mut w = wall_world();
-    let mut seed = 11u64;
-    let (mut passed, mut hits) = (0, 0);
-    for _ in 0..trials {
-        let start = Vec3::new(
-            -1.0 - rng(&mut seed),
-            4.0 * rng(&mut seed) - 2.0,
-            4.0 * rng(&mut seed) - 2.0,
-        );
-        let (yaw, pitch) = (
-            (rng(&mut seed) - 0.5) * 60f32.to_radians(),
-            (rng(&mut seed) - 0.5) * 60f32.to_radians(),
-        );
-        let dir = Quat::from_rotation_y(yaw) * Quat::from_rotation_z(pitch) * Vec3::X;
-        let turn = Quat::from_xyzw(
-            rng(&mut seed) - 0.5,
-            rng(&mut seed) - 0.5,
-            rng(&mut seed) - 0.5,
-            rng(&mut seed) - 0.5,
-        )
-        .normalize();
-        let id = w
-            .create_and_add_body(
-                &BodyCreationSettings::new(shape, start, MotionType::Dynamic)
-                    .with_rotation(turn)
-                    .with_linear_velocity(dir * speed)
-                    .with_motion_quality(quality),
-            )
-            .unwrap();
-        let mut through = false;
-        for _ in 0..12 {
-            let stats = w.update(DT, 1, pool()).unwrap();
-            hits += stats.linear_cast_hits;
-            through |= w.position(id).unwrap().x > 0.0;
-        }
-        passed += through as usize;
-        w.remove_body(id).unwrap();
-        w.destroy_body(id).unwrap();
-    }
-    (passed, hits)
-}
-
 #[test]
 fn fast_linear_cast_bodies_never_pass_a_thin_wall() {
     let sphere = Shape::sphere(0.1).unwrap();
@@ -88,8 +17,15 @@ fn fast_linear_cast_bodies_never_pass_a_thin_wall() {
         ("sphere r 0.1", sphere, 50.0),
         ("0.05 m plate", plate, 30.0),
     ] {
-        let (discrete, _) = passes(shape, speed, MotionQuality::Discrete, n);
-        let (cast, hits) = passes(shape, speed, MotionQuality::LinearCast, n);
+        let (discrete, _) =
+            shots_through(&mut wall_world(), shape, speed, MotionQuality::Discrete, n);
+        let (cast, hits) = shots_through(
+            &mut wall_world(),
+            shape,
+            speed,
+            MotionQuality::LinearCast,
+            n,
+        );
         println!(
             "{name} at {speed} m/s into a 0.2 m wall: passed {discrete}/{n} discrete, \
              {cast}/{n} with LinearCast ({hits} steps stopped by a sweep)"

@@ -474,6 +474,15 @@ mod tests {
         let field = world
             .add_heightfield(archipelago::HeightField::new(2, 3, (0.5, 1.0), &heights).unwrap())
             .unwrap();
+        // two spheres 1 m either side of the centre along x: the principal
+        // frame is the given one, so the children come back as given
+        let ball = Shape::sphere(0.5).unwrap();
+        let kids = [
+            archipelago::CompoundChild::new(ball, Vec3::new(-1.0, 0.0, 0.0)),
+            archipelago::CompoundChild::new(ball, Vec3::new(1.0, 0.0, 0.0)),
+        ];
+        let c = archipelago::CompoundShape::new(&kids, world.shapes()).unwrap();
+        let bell = world.add_compound(c).unwrap();
         let t = table_json(
             3,
             "x",
@@ -491,6 +500,10 @@ mod tests {
                     shape: field,
                     motion: MotionType::Static,
                 }),
+                Some(TableEntry {
+                    shape: bell,
+                    motion: MotionType::Dynamic,
+                }),
             ],
             world.shapes(),
         );
@@ -507,6 +520,12 @@ mod tests {
                 [0.0, 0.25, 0.5, 0.75, 1.0, 1.25],
                 "static"
             ])
+        );
+        let child =
+            |x: f32| serde_json::json!([["sphere", 0.5], [x, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]]);
+        assert_eq!(
+            v["bodies"][4],
+            serde_json::json!(["compound", 0, [child(-1.0), child(1.0)], "dynamic"])
         );
         assert_eq!(v["version"], 3);
         assert_eq!(

@@ -215,7 +215,7 @@ fn volume(shape: Shape) -> f32 {
             half_height: h,
             radius: r,
         } => PI * r * r * (2.0 * h) + 4.0 / 3.0 * PI * r * r * r,
-        Shape::Hull(_) => unreachable!("no standard scene has hulls yet"),
+        _ => unreachable!("the Jolt peer maps no hull, compound, mesh or height field yet"),
     }
 }
 
@@ -257,7 +257,7 @@ unsafe fn create_shape(shape: Shape, density: f32) -> *mut JPC_Shape {
                 };
                 JPC_CapsuleShapeSettings_Create(&s, &mut out, &mut err)
             }
-            Shape::Hull(_) => unreachable!("no standard scene has hulls yet"),
+            _ => unreachable!("the Jolt peer maps no hull, compound, mesh or height field yet"),
         }
     };
     assert!(ok, "Jolt refused a shape: {shape:?}");

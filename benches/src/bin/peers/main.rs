@@ -105,10 +105,16 @@ impl Peer for Archipelago {
 }
 
 /// The engines this build has, archipelago first; Jolt only with the
-/// `jolt` feature and only for scenes without joints.
+/// `jolt` feature and only for scenes without joints or stored shapes
+/// (its side maps spheres, boxes and capsules only).
 fn engines(scene: &scenes::Scene) -> Vec<&'static str> {
     let mut e = vec!["archipelago", "rapier"];
-    if cfg!(feature = "jolt") && scene.joints.is_empty() {
+    let s = &scene.shapes;
+    let plain = s.hulls.is_empty()
+        && s.meshes.is_empty()
+        && s.heightfields.is_empty()
+        && s.compounds.is_empty();
+    if cfg!(feature = "jolt") && scene.joints.is_empty() && plain {
         e.push("jolt");
     }
     e

@@ -3,8 +3,8 @@
 
 use crate::Peer;
 use archipelago::{
-    scenes, HeightField, HullShape, JointFrame, JointKind, MassSpec, Mat3, MotionType, Shape,
-    ThreadPool, TriangleMesh,
+    scenes, HeightField, HullShape, JointFrame, JointKind, MassSpec, Mat3, MotionType,
+    PhysicsSettings, Shape, ThreadPool, TriangleMesh,
 };
 use rapier3d::prelude::*;
 
@@ -26,6 +26,9 @@ impl Rapier {
         world.gravity = Vector::new(0.0, -9.81, 0.0);
         world.integration_parameters.dt = scenes::DT;
         let mut handles = Vec::with_capacity(scene.bodies.len());
+        // the scene's world, built once if it has compounds (their
+        // children in the principal frame come from there)
+        let mut built: Option<archipelago::PhysicsSystem> = None;
         for b in &scene.bodies {
             let builder = match b.motion_type {
                 MotionType::Dynamic => RigidBodyBuilder::dynamic(),
@@ -55,22 +58,34 @@ impl Rapier {
                 .build();
             let h = world.bodies.insert(body);
             let collider = match b.shape {
-                Shape::Sphere { radius } => ColliderBuilder::ball(radius),
-                Shape::Box { half_extents: e } => ColliderBuilder::cuboid(e.x, e.y, e.z),
-                Shape::Capsule {
-                    half_height,
-                    radius,
-                } => ColliderBuilder::capsule_y(half_height, radius),
-                Shape::Hull(id) => {
-                    // the hull as archipelago keeps it: in its principal
-                    // frame (centre of mass at the body's position)
-                    let hull = HullShape::new(&scene.shapes.hulls[id.index() as usize]);
-                    let points: Vec<Vector> = hull
-                        .vertices()
+                Shape::Sphere { .. } | Shape::Box { .. } | Shape::Capsule { .. } => {
+                    ColliderBuilder::new(convex(b.shape, scene))
+                }
+                Shape::Hull(_) => ColliderBuilder::new(convex(b.shape, scene)),
+                Shape::Compound(id) => {
+                    // the children as archipelago keeps them: in the
+                    // compound's principal frame (the body's)
+                    let built = built.get_or_insert_with(|| {
+                        scene
+                            .build(PhysicsSettings::default())
+                            .expect("the scene")
+                            .0
+                    });
+                    let c = built.shapes().compound(id).expect("a compound");
+                    let children = c
+                        .children()
                         .iter()
-                        .map(|v| Vector::new(v.x, v.y, v.z))
+                        .map(|k| {
+                            let (axis, angle) = k.rotation.to_axis_angle();
+                            let turn = axis * angle;
+                            let pose = Pose::new(
+                                Vector::new(k.position.x, k.position.y, k.position.z),
+                                AngVector::new(turn.x, turn.y, turn.z),
+                            );
+                            (pose, convex(k.shape, scene))
+                        })
                         .collect();
-                    ColliderBuilder::convex_hull(&points).expect("a hull")
+                    ColliderBuilder::compound(children)
                 }
                 Shape::Mesh(id) => {
                     let m = &scene.shapes.meshes[id.index() as usize];
@@ -106,6 +121,30 @@ impl Rapier {
             pool,
             late: scene.late,
         }
+    }
+}
+
+/// A convex shape (a compound's child, or a body's own) as Rapier's.
+fn convex(shape: Shape, scene: &scenes::Scene) -> SharedShape {
+    match shape {
+        Shape::Sphere { radius } => SharedShape::ball(radius),
+        Shape::Box { half_extents: e } => SharedShape::cuboid(e.x, e.y, e.z),
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => SharedShape::capsule_y(half_height, radius),
+        Shape::Hull(id) => {
+            // the hull as archipelago keeps it: in its principal frame
+            // (centre of mass at the body's position)
+            let hull = HullShape::new(&scene.shapes.hulls[id.index() as usize]);
+            let points: Vec<Vector> = hull
+                .vertices()
+                .iter()
+                .map(|v| Vector::new(v.x, v.y, v.z))
+                .collect();
+            SharedShape::convex_hull(&points).expect("a hull")
+        }
+        _ => unreachable!("not a convex shape: {shape:?}"),
     }
 }
 
