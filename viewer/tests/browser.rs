@@ -332,4 +332,14 @@ fn chromium_draws_the_pyramid_and_counts_its_bodies() {
     });
     assert_eq!(s["bodies"], 4097, "{s}");
     assert_drawn(&mut b, &page, "rain-300.png");
+
+    // The compounds (tables, dumbbells, Ls, maces: each drawn child by
+    // child) after they have landed.
+    let page = b.open(&format!("{}?scene=compounds&run_to=150", viewer.url()));
+    let s = b.wait_for(&page, "the compounds at step 150", |s| {
+        s["scene"] == "compounds" && s["step"] == 150
+    });
+    assert_eq!(s["bodies"], 501, "{s}");
+    assert_eq!(s["error"], "", "{s}");
+    assert_drawn(&mut b, &page, "compounds-150.png");
 }
