@@ -12,7 +12,7 @@ use crate::hull_shape::HullId;
 use crate::joint::{
     DistanceJoint, HingeJoint, JointFrame, JointKind, JointSettings, SwingTwistJoint,
 };
-use crate::math::{rotate, Quat, Vec3};
+use crate::math::{quat_mul, rotate, Quat, Vec3};
 use crate::mesh::TriangleMesh;
 use crate::settings::{Capacities, PhysicsSettings};
 use crate::shape::Shape;
@@ -932,9 +932,11 @@ pub fn compounds() -> Scene {
         );
         let turn = Quat::from_rotation_y(0.7 * k as f32);
         let tip = Quat::from_rotation_x(if k % 2 == 1 { 0.3 } else { 0.0 });
+        // quat_mul, not glam's `*`, which fuses under target-cpu=native
         let shape = Shape::Compound(CompoundId((k % 4) as u32));
         bodies.push(
-            BodyCreationSettings::new(shape, p, MotionType::Dynamic).with_rotation(turn * tip),
+            BodyCreationSettings::new(shape, p, MotionType::Dynamic)
+                .with_rotation(quat_mul(turn, tip)),
         );
     }
     Scene {
