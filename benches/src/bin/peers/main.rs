@@ -16,7 +16,8 @@
 //! Joint scenes (chains, net, ragdolls) print each engine's largest joint
 //! stretch over the run (`Scene::joint_stretch`, measured after every step
 //! outside the timed part). Jolt is not in them: Jolt's C API (joltc-sys
-//! 0.3.1) has no constraints.
+//! 0.3.1) has no constraints. Hulls, compounds, meshes and height fields
+//! are mapped to each engine's own (`rapier.rs`, `jolt.rs`).
 //!
 //! Settings, matched as closely as each API allows (see `rapier.rs` and
 //! `jolt.rs` for the per-engine choices):
@@ -30,8 +31,10 @@
 //! - Jolt (joltc-sys 0.3.1 = Jolt 5.0.0): its PerformanceTest setup: 10240
 //!   bodies, 65536 body pairs, 20480 contact constraints, default physics
 //!   settings (10 velocity / 2 position steps), boxes without convex radius
-//!   (as PerformanceTest's, and as archipelago's sharp boxes), a job system
-//!   of N−1 workers plus the calling thread.
+//!   (as PerformanceTest's, and as archipelago's sharp boxes), hulls with
+//!   its default convex radius, a job system of N−1 workers plus the
+//!   calling thread. Its library is joltc-sys's CMake build (Release: the
+//!   profiler and debug renderer compiled in, as that build has them).
 //! - Rapier 0.36.1 with `parallel`: default integration parameters (4
 //!   solver iterations = substeps of its soft-TGS solver, 1 internal PGS
 //!   and 1 stabilisation iteration each: Rapier's own recommendation;
@@ -105,18 +108,17 @@ impl Peer for Archipelago {
 }
 
 /// The engines this build has, archipelago first; Jolt only with the
-/// `jolt` feature and only for scenes without joints or stored shapes
-/// (its side maps spheres, boxes and capsules only).
+/// `jolt` feature, only for scenes without joints (its C API has none),
+/// and for meshes and height fields only where its shim could be built
+/// against the library's own configuration (`jolt::maps`).
 fn engines(scene: &scenes::Scene) -> Vec<&'static str> {
     let mut e = vec!["archipelago", "rapier"];
-    let s = &scene.shapes;
-    let plain = s.hulls.is_empty()
-        && s.meshes.is_empty()
-        && s.heightfields.is_empty()
-        && s.compounds.is_empty();
-    if cfg!(feature = "jolt") && scene.joints.is_empty() && plain {
+    #[cfg(feature = "jolt")]
+    if scene.joints.is_empty() && jolt::maps(scene) {
         e.push("jolt");
     }
+    #[cfg(not(feature = "jolt"))]
+    let _ = scene;
     e
 }
 
@@ -181,6 +183,10 @@ struct Stability {
     top_y: f32,
     low_y: f32,
     max_drift: f32,
+    /// On the terrain scenes: the lowest dynamic centre's height over the
+    /// terrain's surface beneath it (m), and how many centres are under it
+    /// (a body that fell through, or a surface mapped wrongly).
+    surface: Option<(f32, usize)>,
 }
 
 fn stability(scene: &scenes::Scene, poses: &[([f32; 3], [f32; 4])]) -> Stability {
@@ -188,13 +194,22 @@ fn stability(scene: &scenes::Scene, poses: &[([f32; 3], [f32; 4])]) -> Stability
         top_y: f32::MIN,
         low_y: f32::MAX,
         max_drift: 0.0,
+        surface: None,
     };
+    let on_terrain = scene.name.starts_with("terrain");
+    let half = (scenes::TERRAIN_SAMPLES - 1) as f32 / 2.0;
     for (b, (p, _)) in scene.bodies.iter().zip(poses) {
         if b.motion_type != archipelago::MotionType::Dynamic {
             continue;
         }
         s.top_y = s.top_y.max(p[1]);
         s.low_y = s.low_y.min(p[1]);
+        if on_terrain && p[0].abs() <= half && p[2].abs() <= half {
+            let gap = p[1] - scenes::terrain_height(p[0], p[2]);
+            let (low, under) = s.surface.get_or_insert((f32::MAX, 0));
+            *low = low.min(gap);
+            *under += (gap < 0.0) as usize;
+        }
         let (dx, dz) = (p[0] - b.position.x, p[2] - b.position.z);
         s.max_drift = s.max_drift.max((dx * dx + dz * dz).sqrt());
     }
@@ -363,6 +378,13 @@ fn main() {
                     st.max_drift,
                     stretch,
                 );
+            }
+            for (e, engine) in engines.iter().enumerate() {
+                if let Some((gap, under)) = last[e].expect("ran").0.surface {
+                    println!(
+                        "{name:<8} {t:>3} {engine:<12} lowest centre {gap:.3} m over the surface, {under} centres under it"
+                    );
+                }
             }
             if jointed {
                 println!("{name:<8} {t:>3} jolt         n/a: Jolt's C API (joltc-sys 0.3.1) has no constraints");
