@@ -178,7 +178,11 @@ impl NarrowPhase {
             // extra list of the same index.
             let extra = unsafe { &mut extras.slice_mut(job, job + 1)[0] };
             extra.clear();
+            // a multi-manifold pair's output, and the scratch a compound's
+            // child gathers its surface contacts into (each made once a job,
+            // on the stack, the first time a pair needs it)
             let mut surface_out: Option<SurfaceManifolds> = None;
+            let mut surface_scratch: Option<SurfaceManifolds> = None;
             let mut j = previous_pairs.partition_point(|p| *p < pairs[0]);
             // the pairs joints keep apart, walked forward like the cache's
             let mut x = no_contact.partition_point(|p| *p < pairs[0]);
@@ -229,7 +233,14 @@ impl NarrowPhase {
                 if sa.is_multi() || sb.is_multi() {
                     let out = surface_out.get_or_insert_with(SurfaceManifolds::new);
                     let sensor = is_sensor(bodies, pair);
-                    collide_pair_in_parts(bodies, pair, &poses, max_separation, out);
+                    collide_pair_in_parts(
+                        bodies,
+                        pair,
+                        &poses,
+                        max_separation,
+                        out,
+                        &mut surface_scratch,
+                    );
                     let first = (out.count > 0).then(|| out.list[0]);
                     record(&mut chunk[k], &poses, sensor, first, Apart::UNKNOWN, false);
                     chunk[k].manifold.sub = out.sub[0];
@@ -640,13 +651,15 @@ fn write_manifold(m: &mut SlotManifold, c: &ContactPoints, poses: &PairPoses, se
 /// part colliders in shape-kind order (a compound before a surface, any
 /// convex shape before both) and the result is turned back. The first
 /// body's velocity relative to the second steers a surface's active-edge
-/// rule.
+/// rule. `scratch` (made on first use) is a compound's gathering space
+/// for a child against a surface.
 fn collide_pair_in_parts(
     bodies: &Bodies,
     pair: BodyPair,
     poses: &PairPoses,
     max_separation: f32,
     out: &mut SurfaceManifolds,
+    scratch: &mut Option<SurfaceManifolds>,
 ) {
     let (a, b) = (pair.a as usize, pair.b as usize);
     let placed_a = Placed {
@@ -668,7 +681,8 @@ fn collide_pair_in_parts(
     let motion = bodies.lin_vel(f) - bodies.lin_vel(s);
     let m = max_separation;
     if matches!(first.shape, Shape::Compound(_)) || matches!(second.shape, Shape::Compound(_)) {
-        collide_compound(first, second, m, &bodies.shapes, motion, out);
+        let scratch = scratch.get_or_insert_with(SurfaceManifolds::new);
+        collide_compound(first, second, m, &bodies.shapes, motion, out, scratch);
     } else {
         collide_surface(first, second, m, &bodies.shapes, motion, 0, out);
     }

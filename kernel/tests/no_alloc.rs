@@ -3,8 +3,8 @@
 //! allocator proves it over 100 steps of the pyramid, the towers and the
 //! joint scenes (chains: joint trees; net: joints and contacts in one split
 //! large island; ragdolls: piling and falling asleep) and the terrain
-//! (several manifolds per body on a height field) on a
-//! 4-worker pool, stepped from inside the pool (see `update`'s docs for the
+//! (several manifolds per body on a height field) and compounds resting on
+//! it (a child against a surface) on a 4-worker pool, stepped from inside the pool (see `update`'s docs for the
 //! one rayon allocation per 63 calls from outside), and of the pyramid on
 //! the serial executor and on a `std::thread::scope` job system; and
 //! `save_state` into a buffer with room allocates nothing either.
@@ -45,6 +45,36 @@ fn allocations_in_steady_state(
         counted
     } else {
         run()
+    }
+}
+
+/// 64 tables and Ls (the `compounds` scene's, which stand) dropped on the
+/// terrain's height field, 8 × 8 spaced 4 m, never sleeping.
+fn compounds_on_terrain() -> scenes::Scene {
+    let terrain = scenes::terrain();
+    let compounds = scenes::compounds();
+    // bodies 1 and 3 of the compounds scene are its table and its L
+    let (table, ell) = (compounds.bodies[1].shape, compounds.bodies[3].shape);
+    let mut bodies = vec![terrain.bodies[0].clone()];
+    for k in 0..64 {
+        let p = archipelago::Vec3::new(
+            (k % 8) as f32 * 4.0 - 14.0,
+            scenes::terrain_height((k % 8) as f32 * 4.0 - 14.0, (k / 8) as f32 * 4.0 - 14.0) + 1.5,
+            (k / 8) as f32 * 4.0 - 14.0,
+        );
+        let shape = if k % 2 == 0 { table } else { ell };
+        bodies.push(
+            archipelago::BodyCreationSettings::new(shape, p, archipelago::MotionType::Dynamic)
+                .with_allow_sleeping(false),
+        );
+    }
+    scenes::Scene {
+        shapes: scenes::SceneShapes {
+            compounds: compounds.shapes.compounds,
+            ..terrain.shapes
+        },
+        bodies,
+        ..terrain
     }
 }
 
@@ -108,6 +138,36 @@ fn update_does_not_allocate_in_steady_state() {
         allocations_in_steady_state(scenes::terrain(), &pool, 900, 100, true),
         0,
         "terrain, stepped from a pool worker"
+    );
+    // Compounds on the height field: each child that touches the surface
+    // gathers its triangles' contacts in a scratch the narrow phase keeps
+    // one a job (it was boxed per compound–surface pair per step, stop 35:
+    // 100 steps of this scene then allocated once per resting pair and
+    // step). Sleeping is off, so every pair is collided in every counted
+    // step (and compound pairs never come from the body-pair cache).
+    let scene = compounds_on_terrain();
+    let pairs = {
+        let (mut w, _) = scene.build(PhysicsSettings::default()).unwrap();
+        for _ in 0..300 {
+            w.update(scenes::DT, 1, &pool).unwrap();
+        }
+        let field = scene.bodies[0].shape;
+        w.contacts()
+            .filter(|c| {
+                let shapes = [c.body_a, c.body_b].map(|b| w.shape(b).unwrap());
+                shapes.contains(&field)
+            })
+            .count()
+    };
+    println!("compounds on the terrain: {pairs} compound-surface manifolds after 300 steps");
+    assert!(
+        pairs >= 32,
+        "the compounds rest on the height field ({pairs} manifolds)"
+    );
+    assert_eq!(
+        allocations_in_steady_state(scene, &pool, 300, 100, true),
+        0,
+        "compounds on a height field, stepped from a pool worker"
     );
     // The other executors: the serial one, and an engine-style job system
     // (the example's `std::thread::scope` pool, which posts each loop's

@@ -23,7 +23,9 @@ struct Walk<'s, 'o> {
     /// A's centre (world): the lever arms of the manifolds' reduction.
     centre: Vec3,
     out: &'o mut SurfaceManifolds,
-    inner: Option<Box<SurfaceManifolds>>,
+    /// The caller's (the narrow phase keeps one a job, so a step
+    /// allocates nothing); used only when a child meets a surface.
+    inner: &'o mut SurfaceManifolds,
 }
 
 /// `[lo, hi]` of `shape` seen in the frame at `pos, rot`, grown by `grow`.
@@ -55,9 +57,7 @@ impl Walk<'_, '_> {
     /// Two convex parts, or a convex part and a surface.
     fn parts(&mut self, a: &Placed, b: &Placed, sub: [u32; 2]) {
         if b.shape.is_surface() {
-            let inner = self
-                .inner
-                .get_or_insert_with(|| Box::new(SurfaceManifolds::new()));
+            let inner = &mut *self.inner;
             let m = self.max_separation;
             super::surface::collide_surface(a, b, m, self.store, self.motion, sub[0], inner);
             for (c, s) in inner.list[..inner.count].iter().zip(&inner.sub) {
@@ -88,7 +88,9 @@ fn part_contact(c: &ContactPoints, a: &Placed, b: &Placed) -> TriContact {
 /// surface (order the pair by shape kind first), into `out` (cleared
 /// first), normal from `a` to `b`, each manifold's parts (child indices;
 /// a surface's triangle) in `out.sub`. `motion` is A's velocity relative
-/// to B (world), for a surface's active-edge rule.
+/// to B (world), for a surface's active-edge rule. `scratch` is where a
+/// child against a mesh or height field gathers its contacts before they
+/// are merged into `out` (its contents do not matter before or after).
 pub(crate) fn collide_compound(
     a: &Placed,
     b: &Placed,
@@ -96,6 +98,7 @@ pub(crate) fn collide_compound(
     store: &ShapeStore,
     motion: Vec3,
     out: &mut SurfaceManifolds,
+    scratch: &mut SurfaceManifolds,
 ) {
     out.begin();
     let mut walk = Walk {
@@ -104,7 +107,7 @@ pub(crate) fn collide_compound(
         motion,
         centre: a.pos,
         out,
-        inner: None,
+        inner: scratch,
     };
     match a.shape.compound(store) {
         Some(c) => {
@@ -161,7 +164,15 @@ mod tests {
             rot: Quat::IDENTITY,
         };
         let mut out = SurfaceManifolds::new();
-        collide_compound(&tbl, &floor, 0.02, &store, Vec3::ZERO, &mut out);
+        collide_compound(
+            &tbl,
+            &floor,
+            0.02,
+            &store,
+            Vec3::ZERO,
+            &mut out,
+            &mut SurfaceManifolds::new(),
+        );
         assert_eq!(out.count, 1);
         let m = &out.list[0];
         assert!((m.normal + Vec3::Y).length() < 1e-5, "{:?}", m.normal);
@@ -199,7 +210,15 @@ mod tests {
             rot: Quat::IDENTITY,
         };
         let mut out = SurfaceManifolds::new();
-        collide_compound(&tbl, &cube, 0.02, &store, Vec3::ZERO, &mut out);
+        collide_compound(
+            &tbl,
+            &cube,
+            0.02,
+            &store,
+            Vec3::ZERO,
+            &mut out,
+            &mut SurfaceManifolds::new(),
+        );
         assert_eq!(out.count, 1);
         assert_eq!(out.sub[0], [0, 0], "the top");
         let m = &out.list[0];
@@ -239,7 +258,15 @@ mod tests {
             rot: Quat::IDENTITY,
         };
         let mut out = SurfaceManifolds::new();
-        collide_compound(&dumbbell, &tbl, 0.02, &store, Vec3::ZERO, &mut out);
+        collide_compound(
+            &dumbbell,
+            &tbl,
+            0.02,
+            &store,
+            Vec3::ZERO,
+            &mut out,
+            &mut SurfaceManifolds::new(),
+        );
         assert_eq!(out.count, 1);
         let m = &out.list[0];
         assert!((m.normal + Vec3::Y).length() < 1e-5, "{:?}", m.normal);

@@ -164,7 +164,8 @@ pub(crate) fn collide_in(
     let m = max_separation;
     if matches!(a.shape, Shape::Compound(_)) || matches!(b.shape, Shape::Compound(_)) {
         let mut out = surface::SurfaceManifolds::new();
-        compound::collide_compound(a, b, m, store, Vec3::ZERO, &mut out);
+        let mut scratch = surface::SurfaceManifolds::new();
+        compound::collide_compound(a, b, m, store, Vec3::ZERO, &mut out, &mut scratch);
         return out.deepest();
     }
     if b.shape.is_surface() {
