@@ -3,16 +3,19 @@
 //! and mesh shapes, which JoltC does not wrap (`src/bin/peers/
 //! jolt_surfaces.cpp`, compiled here against the Jolt sources joltc-sys
 //! ships and builds).
+#[cfg(feature = "jolt")]
 use std::path::{Path, PathBuf};
 
 /// The crate whose Jolt build the shim must match, byte for byte in its
 /// ABI (checked at run time by Jolt's `VerifyJoltVersionID`).
+#[cfg(feature = "jolt")]
 const JOLTC_SYS: &str = "joltc-sys-0.3.1+Jolt-5.0.0";
 
 /// The defines joltc-sys's CMake build of Jolt compiles the library with
 /// (`JoltPhysics/Build/CMakeLists.txt`, Release configuration, its default
 /// options: debug renderer and profiler on, AVX2 and friends; read from
 /// that build's `flags.make`).
+#[cfg(feature = "jolt")]
 const JOLT_DEFINES: [&str; 11] = [
     "NDEBUG",
     "JPH_DEBUG_RENDERER",
@@ -28,6 +31,7 @@ const JOLT_DEFINES: [&str; 11] = [
 ];
 
 /// The code-generation flags of the same build.
+#[cfg(feature = "jolt")]
 const JOLT_FLAGS: [&str; 9] = [
     "-ffp-contract=off",
     "-mavx2",
@@ -80,7 +84,7 @@ fn build_jolt_surfaces() {}
 
 /// joltc-sys's unpacked source: `JOLTC_SYS_DIR`, else cargo's registry
 /// cache (`$CARGO_HOME/registry/src/<index>/joltc-sys-…`).
-#[cfg_attr(not(feature = "jolt"), allow(dead_code))]
+#[cfg(feature = "jolt")]
 fn joltc_sys_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("JOLTC_SYS_DIR") {
         return Some(PathBuf::from(dir));

@@ -16,14 +16,38 @@ pub(crate) type Vector = [f32; DIM];
 
 pub(crate) const ZERO: Mat = [[0.0; DIM]; DIM];
 
+/// Calls `$f::<N>(args)` with `N` the run-time dimension `$n` (1 to
+/// [`DIM`]): each kernel's innermost loop runs to a constant, so it is
+/// unrolled and its indices need no bounds checks (the tree solver's hot
+/// spots; a chain's step spent a third of its time in the 6×6 inverse with
+/// run-time bounds). The arithmetic, and its order, is the run-time loops'.
+macro_rules! with_dim {
+    ($n:expr, $f:ident($($arg:expr),*)) => {
+        match $n {
+            0 => $f::<0>($($arg),*),
+            1 => $f::<1>($($arg),*),
+            2 => $f::<2>($($arg),*),
+            3 => $f::<3>($($arg),*),
+            4 => $f::<4>($($arg),*),
+            5 => $f::<5>($($arg),*),
+            _ => $f::<6>($($arg),*),
+        }
+    };
+}
+
 /// `a b` for `a` of `n × k` and `b` of `k × m` (the rest zero).
 #[inline]
 pub(crate) fn mul(a: &Mat, b: &Mat, n: usize, k: usize, m: usize) -> Mat {
+    debug_assert!(n <= DIM && k <= DIM && m <= DIM);
+    with_dim!(k, mul_k(a, b, n.min(DIM), m.min(DIM)))
+}
+
+fn mul_k<const K: usize>(a: &Mat, b: &Mat, n: usize, m: usize) -> Mat {
     let mut r = ZERO;
     for i in 0..n {
         for j in 0..m {
             let mut s = 0.0;
-            for x in 0..k {
+            for x in 0..K {
                 s += a[i][x] * b[x][j];
             }
             r[i][j] = s;
@@ -35,10 +59,15 @@ pub(crate) fn mul(a: &Mat, b: &Mat, n: usize, k: usize, m: usize) -> Mat {
 /// `aᵀ b` for `a` of `k × n` and `b` of `k × m`, subtracted from `into`.
 #[inline]
 pub(crate) fn sub_mul_tn(into: &mut Mat, a: &Mat, b: &Mat, k: usize, n: usize, m: usize) {
+    debug_assert!(n <= DIM && k <= DIM && m <= DIM);
+    with_dim!(k, sub_mul_tn_k(into, a, b, n.min(DIM), m.min(DIM)))
+}
+
+fn sub_mul_tn_k<const K: usize>(into: &mut Mat, a: &Mat, b: &Mat, n: usize, m: usize) {
     for i in 0..n {
         for j in 0..m {
             let mut s = 0.0;
-            for x in 0..k {
+            for x in 0..K {
                 s += a[x][i] * b[x][j];
             }
             into[i][j] -= s;
@@ -49,10 +78,15 @@ pub(crate) fn sub_mul_tn(into: &mut Mat, a: &Mat, b: &Mat, k: usize, n: usize, m
 /// `a v` for `a` of `n × k`.
 #[inline]
 pub(crate) fn mul_vec(a: &Mat, v: &Vector, n: usize, k: usize) -> Vector {
+    debug_assert!(n <= DIM && k <= DIM);
+    with_dim!(k, mul_vec_k(a, v, n.min(DIM)))
+}
+
+fn mul_vec_k<const K: usize>(a: &Mat, v: &Vector, n: usize) -> Vector {
     let mut r = [0.0; DIM];
     for i in 0..n {
         let mut s = 0.0;
-        for x in 0..k {
+        for x in 0..K {
             s += a[i][x] * v[x];
         }
         r[i] = s;
@@ -63,9 +97,14 @@ pub(crate) fn mul_vec(a: &Mat, v: &Vector, n: usize, k: usize) -> Vector {
 /// `aᵀ v` for `a` of `k × n`.
 #[inline]
 pub(crate) fn mul_tvec(a: &Mat, v: &Vector, k: usize, n: usize) -> Vector {
+    debug_assert!(n <= DIM && k <= DIM);
+    with_dim!(n, mul_tvec_n(a, v, k.min(DIM)))
+}
+
+fn mul_tvec_n<const N: usize>(a: &Mat, v: &Vector, k: usize) -> Vector {
     let mut r = [0.0; DIM];
     for x in 0..k {
-        for i in 0..n {
+        for i in 0..N {
             r[i] += a[x][i] * v[x];
         }
     }
@@ -76,9 +115,14 @@ pub(crate) fn mul_tvec(a: &Mat, v: &Vector, k: usize, n: usize) -> Vector {
 /// (Cholesky, then the inverse from the factor), zero elsewhere; `None`
 /// if a pivot is not positive (`a` not definite to `f32` precision).
 pub(crate) fn inverse_spd(a: &Mat, n: usize) -> Option<Mat> {
+    debug_assert!(n <= DIM);
+    with_dim!(n, inverse_spd_n(a))
+}
+
+fn inverse_spd_n<const N: usize>(a: &Mat) -> Option<Mat> {
     // a = L Lᵀ
     let mut l = ZERO;
-    for j in 0..n {
+    for j in 0..N {
         let mut d = a[j][j];
         for k in 0..j {
             d -= l[j][k] * l[j][k];
@@ -88,7 +132,7 @@ pub(crate) fn inverse_spd(a: &Mat, n: usize) -> Option<Mat> {
         }
         let d = d.sqrt();
         l[j][j] = d;
-        for i in j + 1..n {
+        for i in j + 1..N {
             let mut s = a[i][j];
             for k in 0..j {
                 s -= l[i][k] * l[j][k];
@@ -98,8 +142,8 @@ pub(crate) fn inverse_spd(a: &Mat, n: usize) -> Option<Mat> {
     }
     // L⁻¹ by forward substitution, then a⁻¹ = L⁻ᵀ L⁻¹
     let mut li = ZERO;
-    for c in 0..n {
-        for i in c..n {
+    for c in 0..N {
+        for i in c..N {
             let mut s = if i == c { 1.0 } else { 0.0 };
             for k in c..i {
                 s -= l[i][k] * li[k][c];
@@ -108,10 +152,10 @@ pub(crate) fn inverse_spd(a: &Mat, n: usize) -> Option<Mat> {
         }
     }
     let mut inv = ZERO;
-    for i in 0..n {
-        for j in 0..n {
+    for i in 0..N {
+        for j in 0..N {
             let mut s = 0.0;
-            for k in i.max(j)..n {
+            for k in i.max(j)..N {
                 s += li[k][i] * li[k][j];
             }
             inv[i][j] = s;

@@ -17,8 +17,10 @@
 //! (block Gauss–Seidel with the whole tree as one block: exact in one pass
 //! when the island has no contacts or active rows). The factorization is
 //! built at setup from the step's start poses; each position iteration
-//! refactors at the current poses and takes a full Newton step on the
-//! linearized constraints' errors. Large islands (split by the splitter) and
+//! takes a chord step on the constraints' errors at the current poses with
+//! that factorization, or, where a body of the pack turned more than
+//! 0.25 rad in the step ([`COS_HALF_CHORD_TURN`]), refactors there and
+//! takes a full Newton step. Large islands (split by the splitter) and
 //! islands whose joints close a loop (the net) stay on Gauss–Seidel.
 //!
 //! Nodes are bodies (dimension 6: linear and angular velocity) and joints
@@ -50,6 +52,14 @@ const NONE: u32 = u32::MAX;
 /// compliance 1e-5 of its stiffness: dependent rows, such as two joints
 /// between the same bodies on one axis, stay solvable at no visible cost).
 const REGULARIZATION: f32 = 1e-5;
+
+/// A position pass reuses the setup's factorization (a chord step) while
+/// no body of its pack turned more than 0.25 rad since the step began,
+/// and refactors at the current poses (a Newton step) otherwise. Kept as
+/// the cosine of half that angle, `cos(0.125)`, which the quaternions give
+/// directly (a literal: a `cos` at run time could round differently from
+/// one build to another).
+const COS_HALF_CHORD_TURN: f32 = 0.992_197_7;
 
 /// A node in elimination order.
 #[derive(Debug, Clone, Copy)]
@@ -590,11 +600,30 @@ impl JointTrees {
             let p = unsafe { poses.slice_mut(body as usize, body as usize + 1)[0] };
             (v3(p.pos.to_array()), q4(p.rot.to_array()))
         };
-        // the Newton step needs the Jacobians at the current poses: a body
-        // may have turned by a radian since the step's start
-        factor_pack(
-            nodes, rows, factor, bodies, joints, active, zero, pose_of, false, dt,
-        );
+        // A chord step where it converges: the factorization of the setup
+        // (the step's start poses, which the velocity passes used) with the
+        // errors at the current poses. Refactoring at the current poses
+        // (a full Newton step) costs as much as the setup's factorization,
+        // twice a step, and buys nothing unless a body turned far: the
+        // Jacobians' lever arms turn with the bodies, so the chord step
+        // contracts the error by about the angle turned (0.25 rad: to 1/16
+        // in the step's two position passes), where Newton's would square
+        // it. A pack with a body that turned more is refactored.
+        let turned_far = nodes.iter().any(|n| {
+            if n.joint || bodies.motion(n.id as usize) != MotionType::Dynamic {
+                return false;
+            }
+            let start = bodies.rot(n.id as usize);
+            let (_, now) = pose_of(n.id);
+            let cos_half =
+                (start.x * now.x + start.y * now.y + start.z * now.z + start.w * now.w).abs();
+            cos_half < COS_HALF_CHORD_TURN
+        });
+        if turned_far {
+            factor_pack(
+                nodes, rows, factor, bodies, joints, active, zero, pose_of, false, dt,
+            );
+        }
         for (n, (r, f)) in nodes.iter().zip(rows.iter().zip(factor.iter_mut())) {
             f.y = [0.0; DIM];
             if n.joint {
