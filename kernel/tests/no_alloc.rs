@@ -55,7 +55,7 @@ fn compounds_on_terrain() -> scenes::Scene {
     let compounds = scenes::compounds();
     // bodies 1 and 3 of the compounds scene are its table and its L
     let (table, ell) = (compounds.bodies[1].shape, compounds.bodies[3].shape);
-    let mut bodies = vec![terrain.bodies[0].clone()];
+    let mut bodies = vec![terrain.bodies[0]];
     for k in 0..64 {
         let p = archipelago::Vec3::new(
             (k % 8) as f32 * 4.0 - 14.0,
