@@ -112,13 +112,17 @@ impl Peer for Archipelago {
 /// and for meshes and height fields only where its shim could be built
 /// against the library's own configuration (`jolt::maps`).
 fn engines(scene: &scenes::Scene) -> Vec<&'static str> {
-    let mut e = vec!["archipelago", "rapier"];
     #[cfg(feature = "jolt")]
-    if scene.joints.is_empty() && jolt::maps(scene) {
+    let jolt = scene.joints.is_empty() && jolt::maps(scene);
+    #[cfg(not(feature = "jolt"))]
+    let jolt = {
+        let _ = scene;
+        false
+    };
+    let mut e = vec!["archipelago", "rapier"];
+    if jolt {
         e.push("jolt");
     }
-    #[cfg(not(feature = "jolt"))]
-    let _ = scene;
     e
 }
 
