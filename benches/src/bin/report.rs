@@ -196,7 +196,17 @@ fn main() {
         .expect("ideal")
         .label("ideal")
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.3)));
-    let colors = [RED, BLUE, GREEN, MAGENTA, CYAN];
+    // one colour per scene for up to eight scenes
+    let colors = [
+        RED,
+        BLUE,
+        GREEN,
+        MAGENTA,
+        CYAN,
+        RGBColor(230, 140, 0),
+        RGBColor(120, 70, 20),
+        RGBColor(100, 100, 100),
+    ];
     let mut scenes: Vec<String> = tables
         .iter()
         .filter_map(|t| t.first().map(|r| r.scene.clone()))

@@ -637,16 +637,26 @@ fn main() {
         let pool = build_pinned_pool(Some(workers)).expect("thread pool");
         match predict::costs(&pool.pool, args.memory_gbs) {
             Some((costs, line)) => {
-                let (co_run, pairs) =
-                    predict::co_run_slowdown(&scene, settings_of(cache), workers, args.warmup);
+                // the slowdown at 2, 4, 8, … copies up to the cores
+                let mut co_run = predict::CoRun(Vec::new());
+                let mut said = Vec::new();
+                for copies in predict::co_run_counts(workers) {
+                    let (f, pairs) =
+                        predict::co_run_slowdown(&scene, settings_of(cache), copies, args.warmup);
+                    co_run.0.push((copies, f));
+                    said.push(format!("{f:.3}x with {copies} ({pairs} pairs)"));
+                }
+                // the costs of 2 workers (the per-section comparison)
                 let costs = archipelago::ReplayCosts {
-                    co_run_slowdown: co_run,
+                    co_run_slowdown: co_run.at(2),
                     ..costs
                 };
                 let line = format!(
-                    "{line}; a step on one core is {co_run:.3}x slower while {workers} copies run at once ({pairs} steps alone and together, interleaved)"
+                    "{line}; a step on one core is slower while copies run on other cores at once (steps alone and together, interleaved): {}",
+                    said.join(", ")
                 );
-                let predicted = predict::predict(&one.predict_traces, &costs, one.median_ms);
+                let predicted =
+                    predict::predict(&one.predict_traces, &costs, &co_run, one.median_ms);
                 let measured: Vec<(usize, f64, bool)> = rows
                     .iter()
                     .filter(|r| r.pair_cache == cache)

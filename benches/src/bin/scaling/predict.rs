@@ -204,10 +204,64 @@ pub fn co_run_slowdown(
     (ratio.max(1.0), pairs)
 }
 
+/// The co-run slowdown measured at a few worker counts (see
+/// [`co_run_slowdown`] at each of [`co_run_counts`]): `(copies,
+/// slowdown)`, copies ascending.
+pub struct CoRun(pub Vec<(usize, f64)>);
+
+impl CoRun {
+    /// The slowdown of a job while `workers` workers run: 1 on one
+    /// worker, linear between the counts measured, and the nearest
+    /// measured count's beyond them (past the machine's cores nothing was
+    /// measured; the replay has no model of oversubscription anyway).
+    pub fn at(&self, workers: usize) -> f64 {
+        let pts = &self.0;
+        if workers <= 1 || pts.is_empty() {
+            return 1.0;
+        }
+        if workers <= pts[0].0 {
+            return pts[0].1;
+        }
+        for w in pts.windows(2) {
+            let ((p0, f0), (p1, f1)) = (w[0], w[1]);
+            if workers <= p1 {
+                let x = (workers - p0) as f64 / (p1 - p0) as f64;
+                return f0 + (f1 - f0) * x;
+            }
+        }
+        pts[pts.len() - 1].1
+    }
+}
+
+/// The copy counts the co-run slowdown is measured at: 2, 4, 8, … up to
+/// `cores` (and `cores` itself). On a 2-core machine that is 2 alone; on
+/// a 16-core one the slowdown of 2 busy cores and of 16 differ (a lone
+/// core's turbo clock, the shared L3 and memory), and a prediction for 2
+/// workers built from 16 copies' slowdown would be as wrong as one for 16
+/// built from 2.
+pub fn co_run_counts(cores: usize) -> Vec<usize> {
+    let mut counts: Vec<usize> = std::iter::successors(Some(2usize), |c| Some(c * 2))
+        .take_while(|&c| c <= cores)
+        .collect();
+    if cores >= 2 && counts.last() != Some(&cores) {
+        counts.push(cores);
+    }
+    if counts.is_empty() {
+        counts.push(2);
+    }
+    counts
+}
+
 /// Replays every trace at every count in [`WORKERS`]; per count the
 /// median speedup over the traces, and the limiter of the trace with that
-/// median.
-pub fn predict(traces: &[StepTrace], costs: &ReplayCosts, one_thread_ms: f64) -> Vec<Predicted> {
+/// median. Jobs on `P` workers run `co_run.at(P)` times slower (replacing
+/// `costs.co_run_slowdown`).
+pub fn predict(
+    traces: &[StepTrace],
+    costs: &ReplayCosts,
+    co_run: &CoRun,
+    one_thread_ms: f64,
+) -> Vec<Predicted> {
     let base: Vec<f64> = traces
         .iter()
         .map(|t| t.replay(1, costs).step.as_secs_f64())
@@ -215,6 +269,10 @@ pub fn predict(traces: &[StepTrace], costs: &ReplayCosts, one_thread_ms: f64) ->
     WORKERS
         .iter()
         .map(|&p| {
+            let costs = &ReplayCosts {
+                co_run_slowdown: co_run.at(p),
+                ..*costs
+            };
             let mut runs: Vec<(f64, archipelago::Replay)> = traces
                 .iter()
                 .zip(&base)
@@ -430,5 +488,29 @@ pub fn print_sections(one: &[StepTrace], two: &[StepTrace], costs: &ReplayCosts)
     println!("sections at 2 workers, predicted vs traced at 2 threads (ms/step, largest differences first):");
     for (n, p, m) in rows.iter().take(10) {
         println!("  {n:<22} {p:>7.3} {m:>7.3}  {:+.3}", m - p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn co_run_counts_double_up_to_the_cores() {
+        assert_eq!(co_run_counts(1), vec![2]);
+        assert_eq!(co_run_counts(2), vec![2]);
+        assert_eq!(co_run_counts(12), vec![2, 4, 8, 12]);
+        assert_eq!(co_run_counts(16), vec![2, 4, 8, 16]);
+    }
+
+    #[test]
+    fn co_run_interpolates_between_measured_counts() {
+        let c = CoRun(vec![(2, 1.1), (4, 1.3), (16, 1.9)]);
+        assert_eq!(c.at(1), 1.0);
+        assert_eq!(c.at(2), 1.1);
+        assert!((c.at(3) - 1.2).abs() < 1e-12);
+        assert!((c.at(10) - 1.6).abs() < 1e-12);
+        assert_eq!(c.at(64), 1.9);
+        assert_eq!(CoRun(Vec::new()).at(8), 1.0);
     }
 }
