@@ -104,7 +104,7 @@ impl Capacities {
 /// [`Capacities::memory_bytes`]).
 const BYTES_PER_BODY: usize = 949 + crate::query::QueryTrees::bytes_per_body();
 const BYTES_PER_PAIR: usize = 586;
-const BYTES_PER_CONTACT: usize = 2026 + crate::events::ContactEvents::bytes_per_contact();
+const BYTES_PER_CONTACT: usize = 2022 + crate::events::ContactEvents::bytes_per_contact();
 const BYTES_PER_JOINT: usize = 3895;
 const FIXED_BYTES: usize = 262_000;
 

@@ -102,8 +102,10 @@ const NO_CONSTRAINT: u32 = u32::MAX;
 const SETUP_BUNDLES: usize = 2;
 /// Active bodies per velocity-gather job.
 const GATHER_CHUNK: usize = 512;
-/// Manifolds (or joints) per impulse write-back job.
+/// Joints per impulse write-back job.
 const WRITE_BACK_CHUNK: usize = 256;
+/// Contact bundles per impulse write-back job (256 constraints).
+const WRITE_BACK_BUNDLES: usize = 16;
 
 /// What one slot streams per velocity pass, for the traces' bandwidth
 /// estimate: its bundle's columns per lane (references, definition,
@@ -152,8 +154,6 @@ pub(crate) struct Solver {
     island_ranges: Vec<(u32, u32)>,
     /// The same for the small islands only.
     small_ranges: Vec<(u32, u32)>,
-    /// Per manifold: its slot, or `NO_CONSTRAINT`.
-    manifold_slot: Vec<u32>,
     /// Per active joint: its slot.
     joint_slot: Vec<u32>,
     /// Solver velocities per body slot, plus one last slot that stays zero.
@@ -213,7 +213,6 @@ impl Solver {
         Self {
             island_ranges: Vec::with_capacity(max_bodies),
             small_ranges: Vec::with_capacity(max_bodies),
-            manifold_slot: vec![NO_CONSTRAINT; max_contact_constraints],
             joint_slot: vec![NO_CONSTRAINT; max_joints],
             vel: vec![BodyVelocity::default(); max_bodies + 1],
             order: Vec::with_capacity(items),
@@ -414,15 +413,6 @@ impl Solver {
             );
         }
         self.vel[zero] = BodyVelocity::default();
-        ctx.par_chunks_mut(
-            "clear manifold map",
-            &mut self.manifold_slot[..manifolds.len()],
-            WRITE_BACK_CHUNK,
-            |_, chunk| {
-                chunk.fill(NO_CONSTRAINT);
-                0
-            },
-        );
         // Every bundle is rebuilt below, so only a longer batch than last
         // step's writes new bundles here (within the capacity: no
         // allocation).
@@ -436,7 +426,6 @@ impl Solver {
         self.joint_def.resize(nj, bytemuck::Zeroable::zeroed());
         self.joint_prestep.resize(nj, bytemuck::Zeroable::zeroed());
         self.joint_impulses.resize(nj, bytemuck::Zeroable::zeroed());
-        let map = Disjoint::new(&mut self.manifold_slot);
         let refs = Disjoint::new(&mut self.refs);
         let impulses = Disjoint::new(&mut self.impulses);
         let positions = Disjoint::new(&mut self.positions);
@@ -478,12 +467,6 @@ impl Solver {
                             for lane in 0..LANES {
                                 prepare(One(lane), &rows, settings, dt, p, imp);
                             }
-                        }
-                    }
-                    for (lane, &mi) in lanes.iter().enumerate() {
-                        if mi != PADDING {
-                            // SAFETY: a manifold is in at most one slot.
-                            unsafe { map.set(mi as usize, (b * LANES + lane) as u32) };
                         }
                     }
                 }
@@ -702,24 +685,35 @@ impl Solver {
                 }
             });
         }
-        let (imp, prestep, map) = (&self.impulses, &self.prestep, &self.manifold_slot);
-        ctx.par_chunks_mut(
+        // By bundle, scattering into the manifolds: each job reads its
+        // bundles' columns in order and writes ~28 bytes of each of its
+        // manifolds, which are 176 bytes apart, so no two jobs write one
+        // cache line. (Walking the manifolds in order instead needs a
+        // manifold-to-slot map, whose 4-byte entries the setup jobs wrote
+        // scattered: 16 bundles' manifolds to a line, a line bouncing
+        // between every core that builds constraints.)
+        let (imp, prestep, slots) = (&self.impulses, &self.prestep, &self.layout.slot_manifold);
+        let out = Disjoint::new(manifolds);
+        ctx.par_for(
             "write impulses",
-            manifolds,
-            WRITE_BACK_CHUNK,
-            |first, chunk| {
-                for (m, &s) in chunk.iter_mut().zip(&map[first..]) {
-                    if s == NO_CONSTRAINT {
-                        continue;
-                    }
-                    let (b, l) = bundle_lane(s as usize);
+            slots.len() / LANES,
+            WRITE_BACK_BUNDLES,
+            |range| {
+                for b in range {
                     let (i, p) = (&imp[b], &prestep[b]);
-                    for k in 0..p.count[l] as usize {
-                        m.normal_impulse[k] = i.normal[k][l];
+                    for (l, &mi) in slots[b * LANES..(b + 1) * LANES].iter().enumerate() {
+                        if mi == PADDING {
+                            continue;
+                        }
+                        // SAFETY: a manifold is in at most one slot, so in
+                        // one job's bundles.
+                        let m = unsafe { &mut out.slice_mut(mi as usize, mi as usize + 1)[0] };
+                        for k in 0..p.count[l] as usize {
+                            m.normal_impulse[k] = i.normal[k][l];
+                        }
+                        m.friction_impulse = [i.friction[0][l], i.friction[1][l], i.twist[l]];
                     }
-                    m.friction_impulse = [i.friction[0][l], i.friction[1][l], i.twist[l]];
                 }
-                0
             },
         );
         if joints.active.is_empty() {
