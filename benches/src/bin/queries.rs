@@ -97,6 +97,12 @@ mod rapier_rays {
                         half_height,
                         radius,
                     } => r::ColliderBuilder::capsule_y(half_height, radius),
+                    Shape::Hull(_)
+                    | Shape::Compound(_)
+                    | Shape::Mesh(_)
+                    | Shape::HeightField(_) => {
+                        unreachable!("the raycast scene has only spheres and boxes")
+                    }
                 };
                 world
                     .colliders
