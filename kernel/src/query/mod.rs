@@ -31,7 +31,7 @@ use crate::error::{PhysicsError, Result};
 use crate::math::Vec3;
 use crate::system::PhysicsSystem;
 use rayon::prelude::*;
-use tree::{LeafRef, QueryTree, EMPTY, LEAF, STACK, WIDTH};
+use tree::{LeafRef, QueryTree, Stack, EMPTY, LEAF, WIDTH};
 use wide::f32x8;
 
 /// A ray: `origin + t · direction` for `0 <= t <= max_distance`.
@@ -458,6 +458,14 @@ impl PhysicsSystem {
     /// Whether body `slot` passes `f`.
     fn passes(&self, slot: usize, f: &QueryFilter) -> bool {
         let b = &self.bodies;
+        if f.layer_mask == u32::MAX
+            && f.include_sensors
+            && f.exclude.is_none()
+            && f.predicate.is_none()
+        {
+            // the default filter: nothing of the body to read
+            return true;
+        }
         if f.layer_mask & (1u32 << b.object_layer[slot]) == 0
             || (!f.include_sensors && b.is_sensor(slot))
         {
@@ -505,15 +513,37 @@ impl PhysicsSystem {
                 }
             }
         };
-        for tree in self.queries.trees() {
+        // The tree whose root the ray enters first goes first: a hit there
+        // (a body on the floor) shortens the ray before the other tree's
+        // walk (the floor's), which its limit then prunes near the root.
+        // The answer is the same in either order (ties go by body index).
+        let root_near = |tree: &QueryTree| -> f32 {
             if tree.is_empty() {
+                return f32::INFINITY;
+            }
+            let (t, mut mask) = lanes.enter(tree, 0, limit);
+            let mut near = f32::INFINITY;
+            while mask != 0 {
+                near = near.min(t[mask.trailing_zeros() as usize]);
+                mask &= mask - 1;
+            }
+            near
+        };
+        let [first, second] = self.queries.trees();
+        let (near_first, near_second) = (root_near(first), root_near(second));
+        let order = if near_second < near_first {
+            [(second, near_second), (first, near_first)]
+        } else {
+            [(first, near_first), (second, near_second)]
+        };
+        for (tree, root_near) in order {
+            // (an unbounded ray, `max_distance` infinite, passes the limit
+            // test with an empty tree's infinite `root_near`)
+            if tree.is_empty() || root_near > limit {
                 continue;
             }
-            let mut stack = [(0u32, 0.0f32); STACK];
-            let mut top = 1;
-            while top > 0 {
-                top -= 1;
-                let (node, near) = stack[top];
+            let mut stack = Stack::with((0u32, root_near));
+            while let Some((node, near)) = stack.pop() {
                 if near > limit {
                     continue;
                 }
@@ -526,8 +556,7 @@ impl PhysicsSystem {
                     if c & LEAF != 0 {
                         consider(c & !LEAF, self, &mut limit);
                     } else {
-                        stack[top] = (c, t[l]);
-                        top += 1;
+                        stack.push((c, t[l]));
                     }
                     continue;
                 }
@@ -558,8 +587,7 @@ impl PhysicsSystem {
                 // then nodes, farthest pushed first so the nearest opens next
                 for &(near, c) in order[..n].iter().rev() {
                     if c & LEAF == 0 && near <= limit {
-                        stack[top] = (c, near);
-                        top += 1;
+                        stack.push((c, near));
                     }
                 }
             }
@@ -811,11 +839,8 @@ fn walk_swept(
     if tree.is_empty() {
         return;
     }
-    let mut stack = [(0u32, 0.0f32); STACK];
-    let mut top = 1;
-    while top > 0 {
-        top -= 1;
-        let (node, near) = stack[top];
+    let mut stack = Stack::with((0u32, 0.0f32));
+    while let Some((node, near)) = stack.pop() {
         if near > *limit {
             continue;
         }
@@ -830,8 +855,7 @@ fn walk_swept(
                     consider(c & !LEAF, limit);
                 }
             } else {
-                stack[top] = (c, t[l]);
-                top += 1;
+                stack.push((c, t[l]));
             }
         }
     }
@@ -904,11 +928,9 @@ pub(crate) fn cast_ray_nodes(
             1.0 / c
         }
     });
-    let mut stack = [0u32; STACK];
-    let mut top = 1;
-    while top > 0 {
-        top -= 1;
-        let node = &nodes[stack[top] as usize];
+    let mut stack = Stack::with(0u32);
+    while let Some(node) = stack.pop() {
+        let node = &nodes[node as usize];
         for l in 0..WIDTH {
             let c = node.child[l];
             if c == EMPTY {
@@ -925,8 +947,7 @@ pub(crate) fn cast_ray_nodes(
                 continue;
             }
             if c & LEAF == 0 {
-                stack[top] = c;
-                top += 1;
+                stack.push(c);
                 continue;
             }
             let k = c & !LEAF;
@@ -955,11 +976,9 @@ pub(crate) fn walk_nodes(
     if nodes.is_empty() {
         return;
     }
-    let mut stack = [0u32; STACK];
-    let mut top = 1;
-    while top > 0 {
-        top -= 1;
-        let node = stack[top] as usize;
+    let mut stack = Stack::with(0u32);
+    while let Some(node) = stack.pop() {
+        let node = node as usize;
         let mut m = mask(node);
         let children = nodes[node].child;
         while m != 0 {
@@ -970,8 +989,7 @@ pub(crate) fn walk_nodes(
             if c & LEAF != 0 {
                 leaf(c & !LEAF);
             } else {
-                stack[top] = c;
-                top += 1;
+                stack.push(c);
             }
         }
     }

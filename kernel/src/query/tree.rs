@@ -49,6 +49,47 @@ pub(crate) const MAX_DEPTH: usize = SAH_DEPTH + 8;
 /// the child it descends into.
 pub(crate) const STACK: usize = MAX_DEPTH * (WIDTH - 1) + 1;
 
+/// A depth-first traversal's stack of [`STACK`] entries, left
+/// uninitialised: an entry is read only after it was pushed. Zeroing it
+/// per query (1.4 KB for a ray's `(node, distance)` entries) was a memset
+/// per ray that cost more than a leaf test (`perf-reports/queries.md`).
+pub(crate) struct Stack<T: Copy> {
+    buf: [core::mem::MaybeUninit<T>; STACK],
+    top: usize,
+}
+
+impl<T: Copy> Stack<T> {
+    /// An empty stack holding `root`.
+    #[inline(always)]
+    pub fn with(root: T) -> Self {
+        let mut s = Self {
+            buf: [const { core::mem::MaybeUninit::uninit() }; STACK],
+            top: 0,
+        };
+        s.push(root);
+        s
+    }
+
+    /// Panics past [`STACK`] entries, which no tree of [`MAX_DEPTH`]
+    /// levels reaches.
+    #[inline(always)]
+    pub fn push(&mut self, v: T) {
+        self.buf[self.top].write(v);
+        self.top += 1;
+    }
+
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<T> {
+        if self.top == 0 {
+            return None;
+        }
+        self.top -= 1;
+        // SAFETY: every entry below `top` was written by `push` (the only
+        // way `top` grows), and `T: Copy` has no drop to double.
+        Some(unsafe { self.buf[self.top].assume_init() })
+    }
+}
+
 /// Eight children's boxes as lanes (an empty lane has `lo > hi`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(32))]
@@ -556,4 +597,23 @@ fn union(a: Bounds, b: Bounds) -> Bounds {
         r.1[k] = r.1[k].max(b.1[k]);
     }
     r
+}
+
+#[cfg(test)]
+mod stack_tests {
+    use super::*;
+
+    /// Last in, first out, to the full [`STACK`] entries and back to empty.
+    #[test]
+    fn stack_pops_what_was_pushed_in_reverse() {
+        let mut s = Stack::with(u32::MAX);
+        for k in 0..STACK as u32 - 1 {
+            s.push(k);
+        }
+        for k in (0..STACK as u32 - 1).rev() {
+            assert_eq!(s.pop(), Some(k));
+        }
+        assert_eq!(s.pop(), Some(u32::MAX));
+        assert_eq!(s.pop(), None);
+    }
 }
