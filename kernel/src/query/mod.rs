@@ -517,29 +517,33 @@ impl PhysicsSystem {
         // (a body on the floor) shortens the ray before the other tree's
         // walk (the floor's), which its limit then prunes near the root.
         // The answer is the same in either order (ties go by body index).
-        let root_near = |tree: &QueryTree| -> f32 {
+        let root_near = |tree: &QueryTree| -> Option<f32> {
             if tree.is_empty() {
-                return f32::INFINITY;
+                return None;
             }
+            // the nearest root lane the ray enters; none: nothing to walk
             let (t, mut mask) = lanes.enter(tree, 0, limit);
-            let mut near = f32::INFINITY;
+            let mut near = None;
             while mask != 0 {
-                near = near.min(t[mask.trailing_zeros() as usize]);
+                let x = t[mask.trailing_zeros() as usize];
+                near = Some(near.map_or(x, |n: f32| n.min(x)));
                 mask &= mask - 1;
             }
             near
         };
         let [first, second] = self.queries.trees();
         let (near_first, near_second) = (root_near(first), root_near(second));
-        let order = if near_second < near_first {
+        let key = |near: Option<f32>| near.unwrap_or(f32::INFINITY);
+        let order = if key(near_second) < key(near_first) {
             [(second, near_second), (first, near_first)]
         } else {
             [(first, near_first), (second, near_second)]
         };
         for (tree, root_near) in order {
-            // (an unbounded ray, `max_distance` infinite, passes the limit
-            // test with an empty tree's infinite `root_near`)
-            if tree.is_empty() || root_near > limit {
+            let Some(root_near) = root_near else {
+                continue;
+            };
+            if root_near > limit {
                 continue;
             }
             let mut stack = Stack::with((0u32, root_near));
