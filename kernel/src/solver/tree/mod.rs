@@ -44,7 +44,10 @@ use crate::solver::parts::block2::Jacobian;
 use crate::solver::parts::{dual_axis, hinge_rotation, rotation};
 use crate::solver::poses::{turn, BodyPose, PairPose};
 use archipelago_simd::{Q4, V3};
-use dense::{inverse_spd, mul, mul_tvec, mul_vec, sub_mul_tn, Mat, Vector, DIM, ZERO};
+use dense::{
+    add_gram_lower, cholesky, inverse_spd, mul_tvec, mul_vec, solve_columns, solve_lower,
+    solve_upper_t, Mat, Vector, DIM, ZERO,
+};
 
 const NONE: u32 = u32::MAX;
 
@@ -133,9 +136,14 @@ const NO_ROWS: Rows = Rows {
 struct Factor {
     /// The node's dimension (6 for a body, its rows for a joint).
     dim: usize,
-    d_inv: Mat,
-    /// `H_{k,parent}` and `L_k = D_k⁻¹ H_{k,parent}`.
-    h_up: Mat,
+    /// The pivot `D_k` (its lower triangle) while the children are
+    /// eliminated into it, then the Cholesky factor `C` of `±D_k` (`D_k`
+    /// for a body, `−D_k`, positive definite, for a joint) in
+    /// [`dense::cholesky`]'s form. Factors and triangular solves instead
+    /// of an explicit inverse: a third of the multiplications and one
+    /// reciprocal per pivot instead of a division per entry.
+    pivot: Mat,
+    /// `L_k = D_k⁻¹ H_{k,parent}`.
     l: Mat,
     y: Vector,
     x: Vector,
@@ -143,8 +151,7 @@ struct Factor {
 
 const NO_FACTOR: Factor = Factor {
     dim: 0,
-    d_inv: ZERO,
-    h_up: ZERO,
+    pivot: ZERO,
     l: ZERO,
     y: [0.0; DIM],
     x: [0.0; DIM],
@@ -171,6 +178,12 @@ pub(crate) struct JointTrees {
     island_joints: Vec<u32>,
     visited: Vec<bool>,
     joint_visited: Vec<bool>,
+    // interleave scratch: the pack's trees' first nodes, the reordered
+    // nodes and each node's new position
+    tree_starts: Vec<u32>,
+    live: Vec<u32>,
+    reorder: Vec<Node>,
+    new_index: Vec<u32>,
 }
 
 /// The Jacobian of `j` seen from side `s` (0: A, 1: B) as a row of `H`:
@@ -220,6 +233,10 @@ impl JointTrees {
             island_joints: Vec::with_capacity(max_joints),
             visited: vec![false; max_bodies],
             joint_visited: vec![false; max_joints],
+            tree_starts: Vec::with_capacity(nodes + 1),
+            live: Vec::with_capacity(nodes),
+            reorder: Vec::with_capacity(nodes),
+            new_index: Vec::with_capacity(nodes),
         }
     }
 
@@ -296,6 +313,7 @@ impl JointTrees {
         };
         for (first, last) in packs {
             let start = self.nodes.len() as u32;
+            self.tree_starts.clear();
             for &(a, b) in &islands[first as usize..last as usize] {
                 self.collect(&order[a as usize..b as usize], manifolds, joints);
                 if self
@@ -306,6 +324,7 @@ impl JointTrees {
                     self.add_island(&sides, start as usize);
                 }
             }
+            self.interleave(start as usize);
             self.pack_nodes.push((start, self.nodes.len() as u32));
         }
         self.rows.resize(self.nodes.len(), NO_ROWS);
@@ -423,6 +442,7 @@ impl JointTrees {
             };
             // breadth first; parents as absolute node positions for now
             let base = self.nodes.len();
+            self.tree_starts.push(base as u32);
             self.nodes.push(root);
             let mut head = base;
             while head < self.nodes.len() {
@@ -471,6 +491,51 @@ impl JointTrees {
         for &x in &self.touched {
             self.visited[x as usize] = false;
             self.adj_count[x as usize] = 0;
+        }
+    }
+
+    /// Interleaves the trees of the pack that starts at node `pack_start`
+    /// (each in elimination order from its `tree_starts` entry on): their
+    /// first nodes, then their second nodes, and so on, each tree's nodes
+    /// in their order. Why: a tree's elimination and substitutions are one
+    /// dependency chain (a node's pivot waits for its children's, each a
+    /// Cholesky with a square root and a division per column), so one tree
+    /// after another leaves the core waiting on latency; with the trees'
+    /// nodes side by side the core overlaps independent trees. Each tree's
+    /// arithmetic, and so every result bit, is the same in either order.
+    fn interleave(&mut self, pack_start: usize) {
+        let end = self.nodes.len();
+        if self.tree_starts.len() < 2 {
+            return;
+        }
+        self.tree_starts.push(end as u32);
+        self.reorder.clear();
+        self.new_index.clear();
+        self.new_index.resize(end - pack_start, NONE);
+        self.live.clear();
+        self.live.extend(0..self.tree_starts.len() as u32 - 1);
+        let mut depth = 0;
+        while !self.live.is_empty() {
+            let mut kept = 0;
+            for i in 0..self.live.len() {
+                let t = self.live[i] as usize;
+                let at = self.tree_starts[t] as usize + depth;
+                if at < self.tree_starts[t + 1] as usize {
+                    self.new_index[at - pack_start] = self.reorder.len() as u32;
+                    self.reorder.push(self.nodes[at]);
+                    self.live[kept] = t as u32;
+                    kept += 1;
+                }
+            }
+            self.live.truncate(kept);
+            depth += 1;
+        }
+        for (k, n) in self.reorder.iter().enumerate() {
+            let mut n = *n;
+            if n.parent != NONE {
+                n.parent = self.new_index[n.parent as usize];
+            }
+            self.nodes[pack_start + k] = n;
         }
     }
 
@@ -633,7 +698,7 @@ impl JointTrees {
                 let (xa, qa) = pose_of(d.body_a);
                 let (xb, qb) = pose_of(d.body_b);
                 let pose = PairPose { xa, qa, xb, qb };
-                let c = errors(d, r, &pose);
+                let c = errors(d, &pose);
                 for k in 0..r.m {
                     f.y[k] = -c[k];
                 }
@@ -724,25 +789,36 @@ fn dot(a: &Vector, b: &Vector) -> f32 {
     s
 }
 
-/// The joint's equality rows at `pose`: Jacobians (point, 2×2 block,
-/// rotation, as its kind has them) and, where `errors` is asked for, their
-/// position errors.
-fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows, c: Option<&mut Vector>) {
-    let g = Geometry::new(
+/// Which equality parts a joint kind has: the point (3 rows), the 2×2
+/// block (a slider's perpendicular axes, a hinge's rotation rows) and the
+/// rotation (3 rows), in that row order.
+fn parts(k: u32) -> (bool, bool, bool) {
+    (
+        matches!(
+            k,
+            kind::FIXED | kind::POINT | kind::HINGE | kind::SWING_TWIST
+        ),
+        matches!(k, kind::HINGE | kind::SLIDER),
+        matches!(k, kind::FIXED | kind::SLIDER),
+    )
+}
+
+fn geometry(d: &JointData, pose: &PairPose<f32>) -> Geometry<f32> {
+    Geometry::new(
         v3(d.anchor_a),
         v3(d.anchor_b),
         q4(d.frame_a),
         q4(d.frame_b),
         pose,
-    );
-    let point = matches!(
-        d.kind,
-        kind::FIXED | kind::POINT | kind::HINGE | kind::SWING_TWIST
-    );
-    let block = matches!(d.kind, kind::HINGE | kind::SLIDER);
-    let rot = matches!(d.kind, kind::FIXED | kind::SLIDER);
+    )
+}
+
+/// The joint's equality rows at `pose`: their Jacobians (point, 2×2
+/// block, rotation, as its kind has them) and lever arms.
+fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows) {
+    let g = geometry(d, pose);
+    let (point, block, rot) = parts(d.kind);
     let mut jac = [NO_ROWS.jac[0]; DIM];
-    let mut err = [0.0; DIM];
     let mut m = 0;
     if point {
         let e = [
@@ -750,40 +826,26 @@ fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows, c: Option
             V3::new(0.0, 1.0, 0.0),
             V3::new(0.0, 0.0, 1.0),
         ];
-        let cu = [g.u.x, g.u.y, g.u.z];
-        for (k, n) in e.into_iter().enumerate() {
+        for n in e {
             jac[m] = Jacobian {
                 n,
                 ja: g.ra.cross(n),
                 jb: g.rb.cross(n),
             };
-            err[m] = cu[k];
             m += 1;
         }
     }
     if block {
-        let (j, e) = if d.kind == kind::SLIDER {
-            let (n1, n2) = (g.wa.axis_y(), g.wa.axis_z());
-            (
-                dual_axis::jacobians(g.ra, g.rb, g.u, n1, n2),
-                [g.u.dot(n1), g.u.dot(n2)],
-            )
+        let j = if d.kind == kind::SLIDER {
+            dual_axis::jacobians(g.ra, g.rb, g.u, g.wa.axis_y(), g.wa.axis_z())
         } else {
-            let (a1, b2, c2) = (g.wa.axis_x(), g.wb.axis_y(), g.wb.axis_z());
-            (
-                hinge_rotation::jacobians(a1, b2, c2),
-                hinge_rotation::errors(a1, b2, c2),
-            )
+            hinge_rotation::jacobians(g.wa.axis_x(), g.wb.axis_y(), g.wb.axis_z())
         };
-        for k in 0..2 {
-            jac[m] = j[k];
-            err[m] = e[k];
-            m += 1;
-        }
+        jac[m..m + 2].copy_from_slice(&j);
+        m += 2;
     }
     if rot {
-        let e = rotation::error(g.wa, g.wb);
-        for (k, x) in [e.x, e.y, e.z].into_iter().enumerate() {
+        for k in 0..3 {
             let mut axis = [0.0; 3];
             axis[k] = 1.0;
             let axis = v3(axis);
@@ -792,7 +854,6 @@ fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows, c: Option
                 ja: axis,
                 jb: axis,
             };
-            err[m] = x;
             m += 1;
         }
     }
@@ -802,18 +863,34 @@ fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows, c: Option
     rows.point = point;
     rows.block = block;
     rows.rotation = rot;
-    if let Some(c) = c {
-        *c = err;
-    }
 }
 
-/// The errors of a joint's equality rows at `pose` (in the order of
-/// [`equality_rows`]; the Jacobians stay those of the factorization).
-fn errors(d: &JointData, r: &Rows, pose: &PairPose<f32>) -> Vector {
-    let mut scratch = *r;
-    let mut c = [0.0; DIM];
-    equality_rows(d, pose, &mut scratch, Some(&mut c));
-    c
+/// The position errors of a joint's equality rows at `pose`, in the order
+/// of [`equality_rows`] (a position pass keeps the factorization's
+/// Jacobians and needs only these).
+fn errors(d: &JointData, pose: &PairPose<f32>) -> Vector {
+    let g = geometry(d, pose);
+    let (point, block, rot) = parts(d.kind);
+    let mut err = [0.0; DIM];
+    let mut m = 0;
+    if point {
+        err[0..3].copy_from_slice(&[g.u.x, g.u.y, g.u.z]);
+        m = 3;
+    }
+    if block {
+        let e = if d.kind == kind::SLIDER {
+            [g.u.dot(g.wa.axis_y()), g.u.dot(g.wa.axis_z())]
+        } else {
+            hinge_rotation::errors(g.wa.axis_x(), g.wb.axis_y(), g.wb.axis_z())
+        };
+        err[m..m + 2].copy_from_slice(&e);
+        m += 2;
+    }
+    if rot {
+        let e = rotation::error(g.wa, g.wb);
+        err[m..m + 3].copy_from_slice(&[e.x, e.y, e.z]);
+    }
+    err
 }
 
 /// Sets up and factors one pack's nodes, with the bodies' poses from
@@ -849,14 +926,14 @@ fn factor_pack(
     // the diagonal blocks: M for bodies, 0 for joints (plus what the
     // children subtract below)
     for (n, (r, f)) in nodes.iter().zip(rows.iter_mut().zip(factor.iter_mut())) {
-        f.d_inv = ZERO;
+        f.pivot = ZERO;
         if n.joint {
             let j = active[n.id as usize] as usize;
             let d = &joints.data[j];
             let (sa, da, xa, qa) = side(d.body_a);
             let (sb, db, xb, qb) = side(d.body_b);
             let pose = PairPose { xa, qa, xb, qb };
-            equality_rows(d, &pose, r, None);
+            equality_rows(d, &pose, r);
             r.slot = [sa, sb];
             r.dynamic = [da, db];
             if !warm {
@@ -876,9 +953,9 @@ fn factor_pack(
             let m = 1.0 / bodies.inv_mass[i];
             let inertia = inertia(bodies, i);
             for a in 0..3 {
-                f.d_inv[a][a] = m;
+                f.pivot[a][a] = m;
                 for b in 0..3 {
-                    f.d_inv[3 + a][3 + b] = inertia[a][b];
+                    f.pivot[3 + a][3 + b] = inertia[a][b];
                 }
             }
         }
@@ -909,39 +986,28 @@ fn factor_pack(
         };
         let extra = dt * r.tension * r.lever[s].length_squared().sqrt();
         for a in 3..6 {
-            factor[b].d_inv[a][a] += extra;
+            factor[b].pivot[a][a] += extra;
         }
     }
-    // elimination, leaves to root: d_inv holds D until it is inverted
+    // elimination, leaves to root: `pivot` holds D until it is factored
     for k in 0..nodes.len() {
         let n = nodes[k];
         let dim = if n.joint { rows[k].m } else { 6 };
-        let d = factor[k].d_inv;
-        let inv = if n.joint {
-            // D is negative definite: invert −D (regularized)
-            let mut neg = ZERO;
-            let mut trace = 0.0;
-            for a in 0..dim {
-                for b in 0..dim {
-                    neg[a][b] = -d[a][b];
-                }
-                trace += neg[a][a];
-            }
-            let scale = trace / dim.max(1) as f32;
-            let mut inv = regularized_inverse(&neg, dim, scale, REGULARIZATION);
-            for row in &mut inv {
+        // a joint's D is negative definite: factor −D (regularized); a
+        // body's block is its mass plus what its joints add: exact unless
+        // rounding makes it indefinite
+        let mut a = factor[k].pivot;
+        if n.joint {
+            for row in &mut a {
                 for x in row {
                     *x = -*x;
                 }
             }
-            inv
-        } else {
-            let scale = (0..6).map(|a| d[a][a]).sum::<f32>() / 6.0;
-            // a body's block is its mass plus what its joints add: exact
-            // unless rounding makes it indefinite
-            regularized_inverse(&d, 6, scale, 0.0)
-        };
-        factor[k].d_inv = inv;
+        }
+        let scale = (0..dim).map(|i| a[i][i]).sum::<f32>() / dim.max(1) as f32;
+        let first = if n.joint { REGULARIZATION } else { 0.0 };
+        let c = regularized_cholesky(&a, dim, scale, first);
+        factor[k].pivot = c;
         factor[k].dim = dim;
         if n.parent == NONE {
             continue;
@@ -969,11 +1035,19 @@ fn factor_pack(
             }
         }
         let pdim = if nodes[p].joint { rows[p].m } else { 6 };
-        let l = mul(&inv, &h, dim, dim, pdim);
-        factor[k].h_up = h;
+        // W = C⁻¹ H and C⁻ᵀ W = (±D)⁻¹ H; the parent's pivot loses
+        // Hᵀ D⁻¹ H = ±Wᵀ W
+        let (w, mut l) = solve_columns(&c, &h, dim, pdim);
+        if n.joint {
+            for row in &mut l {
+                for x in row {
+                    *x = -*x;
+                }
+            }
+        }
         factor[k].l = l;
-        factor[k].dim = dim;
-        sub_mul_tn(&mut factor[p].d_inv, &h, &l, dim, pdim, pdim);
+        let sign = if n.joint { 1.0 } else { -1.0 };
+        add_gram_lower(&mut factor[p].pivot, &w, dim, pdim, sign);
     }
 }
 
@@ -996,12 +1070,19 @@ fn inertia(bodies: &Bodies, i: usize) -> [[f32; 3]; 3] {
 }
 
 /// Solves `H x = y` in place (`factor[k].y` in, `factor[k].x` out) with
-/// the factorization: forward (leaves to root) `y_p −= L_kᵀ y_k`, then
-/// `z_k = D_k⁻¹ y_k`, backward (root to leaves) `x_k = z_k − L_k x_p`.
+/// the factorization: forward (leaves to root) `z_k = D_k⁻¹ y_k` (two
+/// triangular solves with the pivot's factor) and `y_p −= L_kᵀ y_k`, then
+/// backward (root to leaves) `x_k = z_k − L_k x_p`.
 fn substitute(nodes: &[Node], factor: &mut [Factor]) {
     for k in 0..nodes.len() {
         let dim = factor[k].dim;
-        let z = mul_vec(&factor[k].d_inv, &factor[k].y, dim, dim);
+        let c = &factor[k].pivot;
+        let mut z = solve_upper_t(c, &solve_lower(c, &factor[k].y, dim), dim);
+        if nodes[k].joint {
+            for x in &mut z {
+                *x = -*x;
+            }
+        }
         factor[k].x = z;
         if nodes[k].parent != NONE {
             let p = nodes[k].parent as usize;
@@ -1024,13 +1105,14 @@ fn substitute(nodes: &[Node], factor: &mut [Factor]) {
     }
 }
 
-/// The inverse of a (symmetric, positive definite in exact arithmetic)
-/// pivot, with `first` of its mean diagonal `scale` added to the diagonal;
-/// where rounding leaves it indefinite (a near-singular block: rows that
-/// depend on each other, a body of extreme mass ratio), with
-/// [`REGULARIZATION`] and then 1000 times that, and at worst no correction
-/// at all (zero) rather than a NaN.
-fn regularized_inverse(a: &Mat, dim: usize, scale: f32, first: f32) -> Mat {
+/// The Cholesky factor ([`dense::cholesky`]) of a (symmetric, positive
+/// definite in exact arithmetic) pivot, read from its lower triangle, with
+/// `first` of its mean diagonal `scale` added to the diagonal; where
+/// rounding leaves it indefinite (a near-singular block: rows that depend
+/// on each other, a body of extreme mass ratio), with [`REGULARIZATION`]
+/// and then 1000 times that, and at worst zero, whose solves give no
+/// correction at all rather than a NaN.
+fn regularized_cholesky(a: &Mat, dim: usize, scale: f32, first: f32) -> Mat {
     let scale = if scale.is_finite() && scale > 0.0 {
         scale
     } else {
@@ -1041,9 +1123,9 @@ fn regularized_inverse(a: &Mat, dim: usize, scale: f32, first: f32) -> Mat {
         for (i, row) in r.iter_mut().enumerate().take(dim) {
             row[i] += factor * scale;
         }
-        if let Some(inv) = inverse_spd(&r, dim) {
-            if inv.iter().flatten().all(|x| x.is_finite()) {
-                return inv;
+        if let Some(c) = cholesky(&r, dim) {
+            if c.iter().flatten().all(|x| x.is_finite()) {
+                return c;
             }
         }
     }
