@@ -1,9 +1,16 @@
-//! The tree solver's blocks: dense 6×6 `f32` matrices (row major) and
-//! 6-vectors, of which a node of dimension `n` uses the top-left `n × n`
-//! (a body is 6: linear and angular velocity; a joint 1–6: its equality
-//! rows). Unused entries stay zero, so the full 6×6 products need no
-//! special cases. Plain `f32` operations in a fixed order, nothing fused:
-//! every build gives the same bits.
+//! The tree solver's blocks: dense 6×6 `f32` matrices (row major, each row
+//! padded to [`LANES`] floats) and vectors of [`LANES`], of which a node of
+//! dimension `n` uses the top-left `n × n` (a body is 6: linear and angular
+//! velocity; a joint 1–6: its equality rows).
+//!
+//! The matrix kernels work on whole rows: a row update `a_i −= c · b_k` is
+//! eight independent lanes, which the compiler emits as one 256-bit
+//! multiply and one subtract (the factorization was latency-bound on
+//! scalar loops, one multiply-subtract chain per entry). Padding lanes and
+//! entries outside the top-left block may hold anything; no kernel reads
+//! them into the block. Plain `f32` operations in a fixed order, nothing
+//! fused: a lane computes the same bits whether the compiler vectorizes it
+//! or not, so every build gives the same results.
 
 // Matrix code indexes as the formulas do (several arrays by one index).
 #![allow(clippy::needless_range_loop)]
@@ -11,16 +18,19 @@
 /// Largest node dimension.
 pub(crate) const DIM: usize = 6;
 
-pub(crate) type Mat = [[f32; DIM]; DIM];
+/// Floats per stored row: [`DIM`] padded to a 256-bit vector.
+pub(crate) const LANES: usize = 8;
+
+pub(crate) type Row = [f32; LANES];
+pub(crate) type Mat = [Row; DIM];
 pub(crate) type Vector = [f32; DIM];
 
-pub(crate) const ZERO: Mat = [[0.0; DIM]; DIM];
+pub(crate) const ZERO: Mat = [[0.0; LANES]; DIM];
+pub(crate) const ZERO_ROW: Row = [0.0; LANES];
 
 /// Calls `$f::<N>(args)` with `N` the run-time dimension `$n` (1 to
-/// [`DIM`]): each kernel's innermost loop runs to a constant, so it is
-/// unrolled and its indices need no bounds checks (the tree solver's hot
-/// spots; a chain's step spent a third of its time in the 6×6 inverse with
-/// run-time bounds). The arithmetic, and its order, is the run-time loops'.
+/// [`DIM`]): each kernel's loops run to constants, so they are unrolled
+/// and their indices need no bounds checks (the tree solver's hot spots).
 macro_rules! with_dim {
     ($n:expr, $f:ident($($arg:expr),*)) => {
         match $n {
@@ -35,131 +45,139 @@ macro_rules! with_dim {
     };
 }
 
-/// The Cholesky factor `C` (lower triangular, `a = C Cᵀ`) of the symmetric
-/// positive definite top-left `n × n` of `a`, read from its lower triangle,
-/// with the reciprocals of its pivots stored on the diagonal (the solves
-/// then multiply where they would divide); `None` if a pivot is not
-/// positive (`a` not definite to `f32` precision).
-pub(crate) fn cholesky(a: &Mat, n: usize) -> Option<Mat> {
-    debug_assert!(n <= DIM);
-    with_dim!(n, cholesky_n(a))
+/// `row −= c · x`, lane by lane.
+#[inline(always)]
+fn sub_scaled(row: &mut Row, c: f32, x: &Row) {
+    for l in 0..LANES {
+        row[l] -= c * x[l];
+    }
 }
 
-fn cholesky_n<const N: usize>(a: &Mat) -> Option<Mat> {
-    let mut c = ZERO;
+/// `row *= c`, lane by lane.
+#[inline(always)]
+fn scale(row: &mut Row, c: f32) {
+    for l in 0..LANES {
+        row[l] *= c;
+    }
+}
+
+/// Factors the symmetric positive definite top-left `n × n` of `a` in
+/// place, reading its upper triangle: `a = Uᵀ U` (`U = Cᵀ`, `C` the
+/// Cholesky factor), row by row (right-looking: row `j` of `U` is row `j`
+/// of what is left, scaled, and every later row loses its multiple of
+/// it). On return `a` holds `U` strictly above its diagonal (the diagonal
+/// and below hold leftovers of the elimination, which no solve reads:
+/// clearing them cost a store-forwarding stall per row) and `rp` the
+/// reciprocals of `U`'s diagonal, so the solves multiply where they would
+/// divide. `false` if a pivot is not
+/// positive (`a` not definite to `f32` precision, or not finite: every
+/// entry of the block reaches a later pivot, so a NaN or an infinity
+/// anywhere shows there).
+pub(crate) fn cholesky(a: &mut Mat, rp: &mut Row, n: usize) -> bool {
+    debug_assert!(n <= DIM);
+    with_dim!(n, cholesky_n(a, rp))
+}
+
+fn cholesky_n<const N: usize>(a: &mut Mat, rp: &mut Row) -> bool {
     for j in 0..N {
-        let mut d = a[j][j];
-        for k in 0..j {
-            d -= c[j][k] * c[j][k];
-        }
+        let d = a[j][j];
         if d.is_nan() || d <= 0.0 {
-            return None;
+            return false;
         }
         let r = 1.0 / d.sqrt();
-        c[j][j] = r;
+        rp[j] = r;
+        let mut u = a[j];
+        scale(&mut u, r);
+        a[j] = u;
         for i in j + 1..N {
-            let mut s = a[i][j];
-            for k in 0..j {
-                s -= c[i][k] * c[j][k];
-            }
-            c[i][j] = s * r;
+            let c = u[i];
+            sub_scaled(&mut a[i], c, &u);
         }
     }
-    Some(c)
+    true
 }
 
-/// `C⁻¹ v` for a factor of [`cholesky`] (forward substitution).
-#[inline]
-pub(crate) fn solve_lower(c: &Mat, v: &Vector, n: usize) -> Vector {
+/// `sign · (Uᵀ U)⁻¹ = sign · U⁻¹ U⁻ᵀ` for a factor of [`cholesky`] of
+/// dimension `n`, as `sign · Vᵀ V` with `V = U⁻ᵀ` (the identity's forward
+/// solve): exactly symmetric, zero outside the block.
+pub(crate) fn inverse(u: &Mat, rp: &Row, n: usize, sign: f32) -> Mat {
     debug_assert!(n <= DIM);
-    with_dim!(n, solve_lower_n(c, v))
+    with_dim!(n, inverse_n(u, rp, sign))
 }
 
-fn solve_lower_n<const N: usize>(c: &Mat, v: &Vector) -> Vector {
-    let mut t = [0.0; DIM];
+fn inverse_n<const N: usize>(u: &Mat, rp: &Row, sign: f32) -> Mat {
+    let mut id = ZERO;
+    for (i, row) in id.iter_mut().enumerate().take(N) {
+        row[i] = 1.0;
+    }
+    let v = forward_rows::<N>(u, rp, &id);
+    let mut inv = ZERO;
+    add_gram_k::<N>(&mut inv, &v, N, sign);
+    inv
+}
+
+/// `W = C⁻¹ h` and `X = C⁻ᵀ C⁻¹ h` for a factor of [`cholesky`] of
+/// dimension `n` and `h` of `n` rows: both triangular solves on whole rows
+/// (every column of `h` at once).
+#[inline]
+pub(crate) fn solve_rows(u: &Mat, rp: &Row, h: &Mat, n: usize) -> (Mat, Mat) {
+    debug_assert!(n <= DIM);
+    with_dim!(n, solve_rows_n(u, rp, h))
+}
+
+fn forward_rows<const N: usize>(u: &Mat, rp: &Row, h: &Mat) -> Mat {
+    let mut w = ZERO;
     for i in 0..N {
-        let mut s = v[i];
+        let mut row = h[i];
         for k in 0..i {
-            s -= c[i][k] * t[k];
+            sub_scaled(&mut row, u[k][i], &w[k]);
         }
-        t[i] = s * c[i][i];
+        scale(&mut row, rp[i]);
+        w[i] = row;
     }
-    t
+    w
 }
 
-/// `C⁻ᵀ v` for a factor of [`cholesky`] (back substitution).
-#[inline]
-pub(crate) fn solve_upper_t(c: &Mat, v: &Vector, n: usize) -> Vector {
-    debug_assert!(n <= DIM);
-    with_dim!(n, solve_upper_t_n(c, v))
-}
-
-fn solve_upper_t_n<const N: usize>(c: &Mat, v: &Vector) -> Vector {
-    let mut z = [0.0; DIM];
+fn solve_rows_n<const N: usize>(u: &Mat, rp: &Row, h: &Mat) -> (Mat, Mat) {
+    let w = forward_rows::<N>(u, rp, h);
+    let mut x = ZERO;
     for i in (0..N).rev() {
-        let mut s = v[i];
+        let mut row = w[i];
         for k in i + 1..N {
-            s -= c[k][i] * z[k];
+            sub_scaled(&mut row, u[i][k], &x[k]);
         }
-        z[i] = s * c[i][i];
-    }
-    z
-}
-
-/// `C⁻¹ h` and `C⁻ᵀ C⁻¹ h` for a factor of [`cholesky`] of dimension `n`
-/// and `h` of `n × m`: the two triangular solves, column by column.
-#[inline]
-pub(crate) fn solve_columns(c: &Mat, h: &Mat, n: usize, m: usize) -> (Mat, Mat) {
-    debug_assert!(n <= DIM && m <= DIM);
-    with_dim!(n, solve_columns_n(c, h, m.min(DIM)))
-}
-
-fn solve_columns_n<const N: usize>(c: &Mat, h: &Mat, m: usize) -> (Mat, Mat) {
-    let (mut w, mut x) = (ZERO, ZERO);
-    for j in 0..m {
-        let mut col = [0.0; DIM];
-        for i in 0..N {
-            col[i] = h[i][j];
-        }
-        let t = solve_lower_n::<N>(c, &col);
-        let z = solve_upper_t_n::<N>(c, &t);
-        for i in 0..N {
-            w[i][j] = t[i];
-            x[i][j] = z[i];
-        }
+        scale(&mut row, rp[i]);
+        x[i] = row;
     }
     (w, x)
 }
 
-/// Adds `sign · wᵀ w` (`w` of `k × n`) to the lower triangle of `into`
-/// (the upper triangle is left as it was: [`cholesky`] reads the lower).
+/// Adds `sign · wᵀ w` (`w` of `k` rows) to the first `n` rows of `into`
+/// (every lane; the result is exactly symmetric: entry `(i, j)` adds the
+/// same products as `(j, i)`, in the same order).
 #[inline]
-pub(crate) fn add_gram_lower(into: &mut Mat, w: &Mat, k: usize, n: usize, sign: f32) {
+pub(crate) fn add_gram(into: &mut Mat, w: &Mat, k: usize, n: usize, sign: f32) {
     debug_assert!(n <= DIM && k <= DIM);
-    with_dim!(k, add_gram_lower_k(into, w, n.min(DIM), sign))
+    with_dim!(k, add_gram_k(into, w, n.min(DIM), sign))
 }
 
-fn add_gram_lower_k<const K: usize>(into: &mut Mat, w: &Mat, n: usize, sign: f32) {
-    for i in 0..n {
-        for j in 0..=i {
-            let mut s = 0.0;
-            for x in 0..K {
-                s += w[x][i] * w[x][j];
-            }
-            into[i][j] += sign * s;
+fn add_gram_k<const K: usize>(into: &mut Mat, w: &Mat, n: usize, sign: f32) {
+    for (i, row) in into.iter_mut().enumerate().take(n) {
+        for x in 0..K {
+            sub_scaled(row, -sign * w[x][i], &w[x]);
         }
     }
 }
 
 /// `a v` for `a` of `n × k`.
 #[inline]
-pub(crate) fn mul_vec(a: &Mat, v: &Vector, n: usize, k: usize) -> Vector {
+pub(crate) fn mul_vec(a: &Mat, v: &Row, n: usize, k: usize) -> Row {
     debug_assert!(n <= DIM && k <= DIM);
     with_dim!(k, mul_vec_k(a, v, n.min(DIM)))
 }
 
-fn mul_vec_k<const K: usize>(a: &Mat, v: &Vector, n: usize) -> Vector {
-    let mut r = [0.0; DIM];
+fn mul_vec_k<const K: usize>(a: &Mat, v: &Row, n: usize) -> Row {
+    let mut r = ZERO_ROW;
     for i in 0..n {
         let mut s = 0.0;
         for x in 0..K {
@@ -170,74 +188,19 @@ fn mul_vec_k<const K: usize>(a: &Mat, v: &Vector, n: usize) -> Vector {
     r
 }
 
-/// `aᵀ v` for `a` of `k × n`.
+/// `aᵀ v` for `a` of `k` rows (every lane).
 #[inline]
-pub(crate) fn mul_tvec(a: &Mat, v: &Vector, k: usize, n: usize) -> Vector {
-    debug_assert!(n <= DIM && k <= DIM);
-    with_dim!(n, mul_tvec_n(a, v, k.min(DIM)))
+pub(crate) fn mul_tvec(a: &Mat, v: &Row, k: usize) -> Row {
+    debug_assert!(k <= DIM);
+    with_dim!(k, mul_tvec_k(a, v))
 }
 
-fn mul_tvec_n<const N: usize>(a: &Mat, v: &Vector, k: usize) -> Vector {
-    let mut r = [0.0; DIM];
-    for x in 0..k {
-        for i in 0..N {
-            r[i] += a[x][i] * v[x];
-        }
+fn mul_tvec_k<const K: usize>(a: &Mat, v: &Row) -> Row {
+    let mut r = ZERO_ROW;
+    for x in 0..K {
+        sub_scaled(&mut r, -v[x], &a[x]);
     }
     r
-}
-
-/// The inverse of the symmetric positive definite top-left `n × n` of `a`
-/// (Cholesky, then the inverse from the factor), zero elsewhere; `None`
-/// if a pivot is not positive (`a` not definite to `f32` precision).
-pub(crate) fn inverse_spd(a: &Mat, n: usize) -> Option<Mat> {
-    debug_assert!(n <= DIM);
-    with_dim!(n, inverse_spd_n(a))
-}
-
-fn inverse_spd_n<const N: usize>(a: &Mat) -> Option<Mat> {
-    // a = L Lᵀ
-    let mut l = ZERO;
-    for j in 0..N {
-        let mut d = a[j][j];
-        for k in 0..j {
-            d -= l[j][k] * l[j][k];
-        }
-        if d.is_nan() || d <= 0.0 {
-            return None;
-        }
-        let d = d.sqrt();
-        l[j][j] = d;
-        for i in j + 1..N {
-            let mut s = a[i][j];
-            for k in 0..j {
-                s -= l[i][k] * l[j][k];
-            }
-            l[i][j] = s / d;
-        }
-    }
-    // L⁻¹ by forward substitution, then a⁻¹ = L⁻ᵀ L⁻¹
-    let mut li = ZERO;
-    for c in 0..N {
-        for i in c..N {
-            let mut s = if i == c { 1.0 } else { 0.0 };
-            for k in c..i {
-                s -= l[i][k] * li[k][c];
-            }
-            li[i][c] = s / l[i][i];
-        }
-    }
-    let mut inv = ZERO;
-    for i in 0..N {
-        for j in 0..N {
-            let mut s = 0.0;
-            for k in i.max(j)..N {
-                s += li[k][i] * li[k][j];
-            }
-            inv[i][j] = s;
-        }
-    }
-    Some(inv)
 }
 
 #[cfg(test)]
@@ -259,8 +222,7 @@ mod tests {
     }
 
     /// A random symmetric positive definite `n × n` (`bᵀ b` plus 0.1 on
-    /// the diagonal, built with `add_gram_lower` and mirrored), zero
-    /// elsewhere.
+    /// the diagonal), zero elsewhere.
     fn spd(r: &mut TestRng, n: usize) -> Mat {
         let mut b = ZERO;
         for row in b.iter_mut().take(n) {
@@ -269,10 +231,10 @@ mod tests {
             }
         }
         let mut a = ZERO;
-        add_gram_lower(&mut a, &b, n, n, 1.0);
+        add_gram(&mut a, &b, n, n, 1.0);
         for i in 0..n {
             for j in 0..i {
-                a[j][i] = a[i][j];
+                assert_eq!(a[i][j].to_bits(), a[j][i].to_bits(), "gram symmetric");
             }
             a[i][i] += 0.1;
         }
@@ -281,69 +243,92 @@ mod tests {
 
     fn assert_identity(id: &Mat, n: usize, tol: f32) {
         for (i, row) in id.iter().enumerate() {
-            for (j, &x) in row.iter().enumerate() {
+            for (j, &x) in row.iter().enumerate().take(DIM) {
                 let want = if i == j && i < n { 1.0 } else { 0.0 };
                 assert!((x - want).abs() < tol, "n {n}: ({i},{j}) = {x}");
             }
         }
     }
 
-    #[test]
-    fn inverse_spd_inverts() {
-        let mut r = TestRng(99);
-        for n in 1..=DIM {
-            for _ in 0..200 {
-                let a = spd(&mut r, n);
-                let inv = inverse_spd(&a, n).expect("definite");
-                assert_identity(&mul(&a, &inv), n, 2e-3);
-            }
-        }
-        let mut singular = ZERO;
-        singular[0][0] = 1.0;
-        assert!(inverse_spd(&singular, 2).is_none());
-    }
-
-    /// `C⁻ᵀ C⁻¹` applied column by column (through both the vector and the
-    /// matrix solves) is the inverse; only the lower triangle is read.
+    /// `C⁻ᵀ C⁻¹` applied to the identity (the row solves) is the inverse,
+    /// and so are the Gram update and the explicit (signed) inverse; only
+    /// the upper triangle is read, and padding lanes do not leak into the
+    /// block.
     #[test]
     fn cholesky_solves_invert() {
         let mut r = TestRng(7);
         for n in 1..=DIM {
             for _ in 0..200 {
                 let a = spd(&mut r, n);
-                let mut lower = a;
-                for i in 0..n {
-                    for j in i + 1..n {
-                        lower[i][j] = f32::NAN;
+                let mut upper = a;
+                for i in 0..DIM {
+                    for j in 0..LANES {
+                        if j < i || j >= n || i >= n {
+                            upper[i][j] = f32::NAN;
+                        }
                     }
                 }
-                let c = cholesky(&lower, n).expect("definite");
+                let mut rp = ZERO_ROW;
+                assert!(cholesky(&mut upper, &mut rp, n), "definite");
                 let mut id = ZERO;
                 for (i, row) in id.iter_mut().enumerate().take(n) {
                     row[i] = 1.0;
                 }
-                let (w, inv) = solve_columns(&c, &id, n, n);
-                assert_identity(&mul(&a, &inv), n, 2e-3);
+                let (w, inv) = solve_rows(&upper, &rp, &id, n);
+                let mut inv_block = ZERO;
+                for i in 0..n {
+                    inv_block[i][..n].copy_from_slice(&inv[i][..n]);
+                }
+                assert_identity(&mul(&a, &inv_block), n, 2e-3);
                 // wᵀ w = C⁻ᵀ C⁻¹ too: the Gram update gives the inverse
                 let mut gram = ZERO;
-                add_gram_lower(&mut gram, &w, n, n, 1.0);
+                add_gram(&mut gram, &w, n, n, 1.0);
                 for i in 0..n {
-                    for j in 0..=i {
+                    for j in 0..n {
                         assert!((gram[i][j] - inv[i][j]).abs() < 1e-3 * inv[i][i].abs().max(1.0));
                     }
-                    let mut e = [0.0; DIM];
-                    e[i] = 1.0;
-                    let col = solve_upper_t(&c, &solve_lower(&c, &e, n), n);
+                }
+                let explicit = inverse(&upper, &rp, n, -1.0);
+                for i in 0..n {
                     for j in 0..n {
-                        assert_eq!(col[j].to_bits(), inv[j][i].to_bits(), "n {n}");
+                        let want = -inv[i][j];
+                        let tol = 1e-3 * want.abs().max(1.0);
+                        assert!((explicit[i][j] - want).abs() < tol, "n {n}");
+                        assert_eq!(explicit[i][j].to_bits(), explicit[j][i].to_bits());
                     }
                 }
             }
         }
+        let mut rp = ZERO_ROW;
         let mut indefinite = ZERO;
         indefinite[0][0] = 1.0;
         indefinite[1][1] = -1.0;
-        assert!(cholesky(&indefinite, 2).is_none());
-        assert!(cholesky(&[[f32::NAN; DIM]; DIM], 1).is_none());
+        assert!(!cholesky(&mut indefinite, &mut rp, 2));
+        let mut nan = [[f32::NAN; LANES]; DIM];
+        assert!(!cholesky(&mut nan, &mut rp, 1));
+        let mut inf = ZERO;
+        inf[0][0] = 1.0;
+        inf[0][1] = f32::INFINITY;
+        inf[1][1] = 1.0;
+        assert!(!cholesky(&mut inf, &mut rp, 2), "an infinite entry");
+    }
+
+    /// `aᵀ v` and `a v` by rows against the plain sums.
+    #[test]
+    fn products_match_sums() {
+        let mut r = TestRng(3);
+        let mut a = ZERO;
+        for row in a.iter_mut() {
+            for x in row.iter_mut().take(DIM) {
+                *x = r.f(-1.0, 1.0);
+            }
+        }
+        let v: Row = core::array::from_fn(|i| if i < DIM { r.f(-1.0, 1.0) } else { 0.0 });
+        let (t, m) = (mul_tvec(&a, &v, DIM), mul_vec(&a, &v, DIM, DIM));
+        for i in 0..DIM {
+            let want_t: f32 = (0..DIM).map(|x| a[x][i] * v[x]).sum();
+            let want_m: f32 = (0..DIM).map(|x| a[i][x] * v[x]).sum();
+            assert!((t[i] - want_t).abs() < 1e-5 && (m[i] - want_m).abs() < 1e-5);
+        }
     }
 }

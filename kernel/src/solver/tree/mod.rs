@@ -45,8 +45,8 @@ use crate::solver::parts::{dual_axis, hinge_rotation, rotation};
 use crate::solver::poses::{turn, BodyPose, PairPose};
 use archipelago_simd::{Q4, V3};
 use dense::{
-    add_gram_lower, cholesky, inverse_spd, mul_tvec, mul_vec, solve_columns, solve_lower,
-    solve_upper_t, Mat, Vector, DIM, ZERO,
+    add_gram, cholesky, inverse, mul_tvec, mul_vec, solve_rows, Mat, Row, Vector, DIM, ZERO,
+    ZERO_ROW,
 };
 
 const NONE: u32 = u32::MAX;
@@ -136,25 +136,26 @@ const NO_ROWS: Rows = Rows {
 struct Factor {
     /// The node's dimension (6 for a body, its rows for a joint).
     dim: usize,
-    /// The pivot `D_k` (its lower triangle) while the children are
-    /// eliminated into it, then the Cholesky factor `C` of `±D_k` (`D_k`
-    /// for a body, `−D_k`, positive definite, for a joint) in
-    /// [`dense::cholesky`]'s form. Factors and triangular solves instead
-    /// of an explicit inverse: a third of the multiplications and one
-    /// reciprocal per pivot instead of a division per entry.
+    /// The pivot `D_k` while the children are eliminated into it, then
+    /// its inverse `D_k⁻¹`. The elimination factors `±D_k` (`D_k` for a
+    /// body, `−D_k`, positive definite, for a joint) by Cholesky and
+    /// solves with the factor; the substitutions, three per step, multiply
+    /// by the explicit inverse instead: a product is `dim` independent row
+    /// operations, where two triangular solves were a chain of dependent
+    /// scalar steps.
     pivot: Mat,
     /// `L_k = D_k⁻¹ H_{k,parent}`.
     l: Mat,
-    y: Vector,
-    x: Vector,
+    y: Row,
+    x: Row,
 }
 
 const NO_FACTOR: Factor = Factor {
     dim: 0,
     pivot: ZERO,
     l: ZERO,
-    y: [0.0; DIM],
-    x: [0.0; DIM],
+    y: ZERO_ROW,
+    x: ZERO_ROW,
 };
 
 /// Preallocated joint trees of one step.
@@ -598,7 +599,7 @@ impl JointTrees {
             let v = unsafe { vel.slice_mut(s as usize, s as usize + 1)[0] };
             [v.lin.x, v.lin.y, v.lin.z, v.ang.x, v.ang.y, v.ang.z]
         };
-        let add = |s: u32, dv: &[f32; 6]| {
+        let add = |s: u32, dv: &Row| {
             // SAFETY: a dynamic side of the pack: this job's alone.
             let v = unsafe { &mut vel.slice_mut(s as usize, s as usize + 1)[0] };
             v.lin += Vec3::new(dv[0], dv[1], dv[2]);
@@ -610,7 +611,7 @@ impl JointTrees {
         // stiffened one the solve uses.
         // right-hand side: −J v at the joints, 0 at the bodies
         for (n, (r, f)) in nodes.iter().zip(rows.iter().zip(factor.iter_mut())) {
-            f.y = [0.0; DIM];
+            f.y = ZERO_ROW;
             if n.joint {
                 let (va, vb) = (read(r.slot[0]), read(r.slot[1]));
                 for k in 0..r.m {
@@ -692,7 +693,7 @@ impl JointTrees {
             );
         }
         for (n, (r, f)) in nodes.iter().zip(rows.iter().zip(factor.iter_mut())) {
-            f.y = [0.0; DIM];
+            f.y = ZERO_ROW;
             if n.joint {
                 let d = &joints.data[active[n.id as usize] as usize];
                 let (xa, qa) = pose_of(d.body_a);
@@ -803,21 +804,38 @@ fn parts(k: u32) -> (bool, bool, bool) {
     )
 }
 
-fn geometry(d: &JointData, pose: &PairPose<f32>) -> Geometry<f32> {
-    Geometry::new(
-        v3(d.anchor_a),
-        v3(d.anchor_b),
-        q4(d.frame_a),
-        q4(d.frame_b),
-        pose,
-    )
+/// The joint's geometry at `pose`; its world frames `wa`, `wb` only where
+/// `frames` (a kind with block or rotation rows), else left as the
+/// identity, unused: a point joint's rows and errors need only the lever
+/// arms, and the two quaternion products were a tenth of a chain's
+/// position pass. The arms and `u` are [`Geometry::new`]'s, bit for bit.
+fn geometry(d: &JointData, pose: &PairPose<f32>, frames: bool) -> Geometry<f32> {
+    if frames {
+        return Geometry::new(
+            v3(d.anchor_a),
+            v3(d.anchor_b),
+            q4(d.frame_a),
+            q4(d.frame_b),
+            pose,
+        );
+    }
+    let ra = pose.qa.rotate(v3(d.anchor_a));
+    let rb = pose.qb.rotate(v3(d.anchor_b));
+    let identity = q4([0.0, 0.0, 0.0, 1.0]);
+    Geometry {
+        wa: identity,
+        wb: identity,
+        ra,
+        rb,
+        u: (pose.xb + rb) - (pose.xa + ra),
+    }
 }
 
 /// The joint's equality rows at `pose`: their Jacobians (point, 2×2
 /// block, rotation, as its kind has them) and lever arms.
 fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows) {
-    let g = geometry(d, pose);
     let (point, block, rot) = parts(d.kind);
+    let g = geometry(d, pose, block || rot);
     let mut jac = [NO_ROWS.jac[0]; DIM];
     let mut m = 0;
     if point {
@@ -869,8 +887,8 @@ fn equality_rows(d: &JointData, pose: &PairPose<f32>, rows: &mut Rows) {
 /// of [`equality_rows`] (a position pass keeps the factorization's
 /// Jacobians and needs only these).
 fn errors(d: &JointData, pose: &PairPose<f32>) -> Vector {
-    let g = geometry(d, pose);
     let (point, block, rot) = parts(d.kind);
+    let g = geometry(d, pose, block || rot);
     let mut err = [0.0; DIM];
     let mut m = 0;
     if point {
@@ -993,23 +1011,25 @@ fn factor_pack(
     for k in 0..nodes.len() {
         let n = nodes[k];
         let dim = if n.joint { rows[k].m } else { 6 };
+        let f = &mut factor[k];
         // a joint's D is negative definite: factor −D (regularized); a
         // body's block is its mass plus what its joints add: exact unless
         // rounding makes it indefinite
-        let mut a = factor[k].pivot;
         if n.joint {
-            for row in &mut a {
+            for row in &mut f.pivot {
                 for x in row {
                     *x = -*x;
                 }
             }
         }
-        let scale = (0..dim).map(|i| a[i][i]).sum::<f32>() / dim.max(1) as f32;
+        let scale = (0..dim).map(|i| f.pivot[i][i]).sum::<f32>() / dim.max(1) as f32;
         let first = if n.joint { REGULARIZATION } else { 0.0 };
-        let c = regularized_cholesky(&a, dim, scale, first);
-        factor[k].pivot = c;
-        factor[k].dim = dim;
+        let mut rp = ZERO_ROW;
+        regularized_cholesky(&mut f.pivot, &mut rp, dim, scale, first);
+        f.dim = dim;
+        let inv = inverse(&f.pivot, &rp, dim, if n.joint { -1.0 } else { 1.0 });
         if n.parent == NONE {
+            f.pivot = inv;
             continue;
         }
         let p = n.parent as usize;
@@ -1037,7 +1057,9 @@ fn factor_pack(
         let pdim = if nodes[p].joint { rows[p].m } else { 6 };
         // W = C⁻¹ H and C⁻ᵀ W = (±D)⁻¹ H; the parent's pivot loses
         // Hᵀ D⁻¹ H = ±Wᵀ W
-        let (w, mut l) = solve_columns(&c, &h, dim, pdim);
+        let f = &mut factor[k];
+        let (w, mut l) = solve_rows(&f.pivot, &rp, &h, dim);
+        f.pivot = inv;
         if n.joint {
             for row in &mut l {
                 for x in row {
@@ -1045,50 +1067,54 @@ fn factor_pack(
                 }
             }
         }
-        factor[k].l = l;
+        f.l = l;
         let sign = if n.joint { 1.0 } else { -1.0 };
-        add_gram_lower(&mut factor[p].pivot, &w, dim, pdim, sign);
+        add_gram(&mut factor[p].pivot, &w, dim, pdim, sign);
     }
 }
 
-/// The inertia tensor (world) of body `i`: the inverse of its world
-/// inverse inertia.
+/// The inertia tensor (world) of body `i`, `R diag(1/inv) Rᵀ` from its
+/// local inverse inertia and rotation (exactly symmetric; inverting the
+/// world inverse inertia cost a Cholesky factor and two solves per body
+/// per factorization). Zero where an axis has no finite inertia to invert
+/// (a zero or invalid inverse inertia), as the singular inverse gave.
 fn inertia(bodies: &Bodies, i: usize) -> [[f32; 3]; 3] {
-    let ii = bodies.inv_inertia(i);
-    let mut a = ZERO;
-    for r in 0..3 {
-        for c in 0..3 {
-            a[r][c] = ii.col(c)[r];
+    let inv = bodies.inv_inertia_local[i];
+    if !inv.iter().all(|&x| x.is_finite() && x > 0.0) {
+        return [[0.0; 3]; 3];
+    }
+    let d = inv.map(|x| 1.0 / x);
+    let r = crate::math::Mat3::from_quat(bodies.rot(i));
+    let (c0, c1, c2) = (r.x_axis, r.y_axis, r.z_axis);
+    // row `a` of R is (c0[a], c1[a], c2[a])
+    let row = |a: usize| [c0[a], c1[a], c2[a]];
+    let mut t = [[0.0; 3]; 3];
+    for a in 0..3 {
+        let ra = row(a);
+        for b in a..3 {
+            let rb = row(b);
+            let v = ra[0] * d[0] * rb[0] + ra[1] * d[1] * rb[1] + ra[2] * d[2] * rb[2];
+            t[a][b] = v;
+            t[b][a] = v;
         }
     }
-    let inv = inverse_spd(&a, 3).unwrap_or(ZERO);
-    [
-        [inv[0][0], inv[0][1], inv[0][2]],
-        [inv[1][0], inv[1][1], inv[1][2]],
-        [inv[2][0], inv[2][1], inv[2][2]],
-    ]
+    t
 }
 
 /// Solves `H x = y` in place (`factor[k].y` in, `factor[k].x` out) with
-/// the factorization: forward (leaves to root) `z_k = D_k⁻¹ y_k` (two
-/// triangular solves with the pivot's factor) and `y_p −= L_kᵀ y_k`, then
+/// the factorization: forward (leaves to root) `z_k = D_k⁻¹ y_k` (the
+/// explicit inverse, row by row) and `y_p −= L_kᵀ y_k`, then
 /// backward (root to leaves) `x_k = z_k − L_k x_p`.
 fn substitute(nodes: &[Node], factor: &mut [Factor]) {
     for k in 0..nodes.len() {
-        let dim = factor[k].dim;
-        let c = &factor[k].pivot;
-        let mut z = solve_upper_t(c, &solve_lower(c, &factor[k].y, dim), dim);
-        if nodes[k].joint {
-            for x in &mut z {
-                *x = -*x;
-            }
-        }
+        let f = &factor[k];
+        let dim = f.dim;
+        let z = mul_tvec(&f.pivot, &f.y, dim);
+        let up = mul_tvec(&f.l, &f.y, dim);
         factor[k].x = z;
         if nodes[k].parent != NONE {
-            let p = nodes[k].parent as usize;
-            let pdim = factor[p].dim;
-            let up = mul_tvec(&factor[k].l, &factor[k].y, dim, pdim);
-            for (y, u) in factor[p].y.iter_mut().zip(up).take(pdim) {
+            let y = &mut factor[nodes[k].parent as usize].y;
+            for (y, u) in y.iter_mut().zip(up) {
                 *y -= u;
             }
         }
@@ -1105,29 +1131,29 @@ fn substitute(nodes: &[Node], factor: &mut [Factor]) {
     }
 }
 
-/// The Cholesky factor ([`dense::cholesky`]) of a (symmetric, positive
-/// definite in exact arithmetic) pivot, read from its lower triangle, with
-/// `first` of its mean diagonal `scale` added to the diagonal; where
-/// rounding leaves it indefinite (a near-singular block: rows that depend
-/// on each other, a body of extreme mass ratio), with [`REGULARIZATION`]
-/// and then 1000 times that, and at worst zero, whose solves give no
-/// correction at all rather than a NaN.
-fn regularized_cholesky(a: &Mat, dim: usize, scale: f32, first: f32) -> Mat {
-    let scale = if scale.is_finite() && scale > 0.0 {
-        scale
-    } else {
-        return ZERO;
-    };
+/// Factors a (symmetric, positive definite in exact arithmetic) pivot in
+/// place ([`dense::cholesky`]), with `first` of its mean diagonal `scale`
+/// added to the diagonal; where rounding leaves it indefinite (a
+/// near-singular block: rows that depend on each other, a body of extreme
+/// mass ratio), with [`REGULARIZATION`] and then 1000 times that, and at
+/// worst a zero factor, whose solves give no correction at all rather
+/// than a NaN.
+fn regularized_cholesky(a: &mut Mat, rp: &mut Row, dim: usize, scale: f32, first: f32) {
+    let orig = *a;
+    *a = ZERO;
+    *rp = ZERO_ROW;
+    if !(scale.is_finite() && scale > 0.0) {
+        return;
+    }
     for factor in [first, REGULARIZATION, 1000.0 * REGULARIZATION] {
-        let mut r = *a;
-        for (i, row) in r.iter_mut().enumerate().take(dim) {
+        *a = orig;
+        for (i, row) in a.iter_mut().enumerate().take(dim) {
             row[i] += factor * scale;
         }
-        if let Some(c) = cholesky(&r, dim) {
-            if c.iter().flatten().all(|x| x.is_finite()) {
-                return c;
-            }
+        if cholesky(a, rp, dim) {
+            return;
         }
     }
-    ZERO
+    *a = ZERO;
+    *rp = ZERO_ROW;
 }
