@@ -160,6 +160,53 @@ impl Axis {
         }
     }
 
+    /// One insertion-sort pass over the whole axis, recording every
+    /// min/max crossing of two boxes as [`Axis::swapped`] does. The
+    /// endpoint being placed stays in a register while the larger ones
+    /// shift right, and is written (with its position) once where it
+    /// lands: scenes of identical moving bodies (rows of equal chains,
+    /// ragdoll grids) cross whole groups of tied endpoints every step, and
+    /// a swap per crossing doubled the stores of a shift. The min sentinel
+    /// (key 0) stops every walk, so a shifted endpoint is never a sentinel.
+    fn insertion_pass(&mut self, is_static: &[bool]) {
+        let Axis {
+            endpoints,
+            pos,
+            candidates,
+            candidates_overflowed,
+        } = self;
+        let n = endpoints.len();
+        for i in 2..n - 1 {
+            let e = endpoints[i];
+            if endpoints[i - 1].key <= e.key {
+                continue;
+            }
+            let e_static = is_static[e.owner as usize];
+            let mut j = i;
+            loop {
+                let f = endpoints[j - 1];
+                if f.key <= e.key {
+                    break;
+                }
+                endpoints[j] = f;
+                pos[f.owner as usize][f.is_max() as usize] = j as u32;
+                j -= 1;
+                if e.is_max() != f.is_max()
+                    && e.owner != f.owner
+                    && !(e_static && is_static[f.owner as usize])
+                {
+                    if candidates.len() < candidates.capacity() {
+                        candidates.push(pair_key(e.owner, f.owner));
+                    } else {
+                        *candidates_overflowed = true;
+                    }
+                }
+            }
+            endpoints[j] = e;
+            pos[e.owner as usize][e.is_max() as usize] = j as u32;
+        }
+    }
+
     /// Writes the moved boxes' new keys on axis `axis` and restores the
     /// order, recording candidates.
     fn sort_moved(
@@ -196,21 +243,7 @@ impl Axis {
                 self.endpoints[pmin as usize].key = lo;
                 self.endpoints[pmax as usize].key = hi;
             }
-            // one insertion-sort pass over the whole axis
-            let n = self.endpoints.len();
-            for i in 2..n - 1 {
-                let e = self.endpoints[i];
-                let mut j = i;
-                while self.endpoints[j - 1].key > e.key {
-                    let f = self.endpoints[j - 1];
-                    self.endpoints[j] = f;
-                    self.set_pos(f, j);
-                    j -= 1;
-                    self.endpoints[j] = e;
-                    self.set_pos(e, j);
-                    self.swapped(e, f, is_static);
-                }
-            }
+            self.insertion_pass(is_static);
         }
     }
 }
