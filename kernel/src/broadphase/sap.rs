@@ -184,11 +184,17 @@ impl Axis {
             let e_static = is_static[e.owner as usize];
             let mut j = i;
             loop {
-                let f = endpoints[j - 1];
+                // SAFETY: 1 <= j <= i < n. The min sentinel at 0 has key 0,
+                // which no u64 key is below, so the walk stops at j = 1 at
+                // the latest. Without the two bounds checks the chains
+                // scene's sort is 70.2M -> 59.2M instructions (callgrind,
+                // 20 steps), its whole step 3% fewer.
+                let f = unsafe { *endpoints.get_unchecked(j - 1) };
                 if f.key <= e.key {
                     break;
                 }
-                endpoints[j] = f;
+                // SAFETY: j <= i < n, as above.
+                unsafe { *endpoints.get_unchecked_mut(j) = f };
                 pos[f.owner as usize][f.is_max() as usize] = j as u32;
                 j -= 1;
                 if e.is_max() != f.is_max()
