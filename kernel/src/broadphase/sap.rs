@@ -120,21 +120,16 @@ impl Axis {
         }
     }
 
-    /// `e` moved left past `f`: if one is a min and the other a max of two
-    /// different boxes, their overlap on this axis began or ended.
+    /// `e` moved left past `f`: see [`record_crossing`].
     #[inline]
     fn swapped(&mut self, e: Endpoint, f: Endpoint, is_static: &[bool]) {
-        if e.is_max() == f.is_max() || e.owner == f.owner || f.owner == SENTINEL_OWNER {
-            return;
-        }
-        if is_static[e.owner as usize] && is_static[f.owner as usize] {
-            return;
-        }
-        if self.candidates.len() < self.candidates.capacity() {
-            self.candidates.push(pair_key(e.owner, f.owner));
-        } else {
-            self.candidates_overflowed = true;
-        }
+        record_crossing(
+            &mut self.candidates,
+            &mut self.candidates_overflowed,
+            e,
+            f,
+            is_static,
+        );
     }
 
     /// Moves the endpoint at `i` left/right to its sorted place.
@@ -181,7 +176,6 @@ impl Axis {
             if endpoints[i - 1].key <= e.key {
                 continue;
             }
-            let e_static = is_static[e.owner as usize];
             let mut j = i;
             loop {
                 // SAFETY: 1 <= j <= i < n. The min sentinel at 0 has key 0,
@@ -197,16 +191,7 @@ impl Axis {
                 unsafe { *endpoints.get_unchecked_mut(j) = f };
                 pos[f.owner as usize][f.is_max() as usize] = j as u32;
                 j -= 1;
-                if e.is_max() != f.is_max()
-                    && e.owner != f.owner
-                    && !(e_static && is_static[f.owner as usize])
-                {
-                    if candidates.len() < candidates.capacity() {
-                        candidates.push(pair_key(e.owner, f.owner));
-                    } else {
-                        *candidates_overflowed = true;
-                    }
-                }
+                record_crossing(candidates, candidates_overflowed, e, f, is_static);
             }
             endpoints[j] = e;
             pos[e.owner as usize][e.is_max() as usize] = j as u32;
@@ -251,6 +236,31 @@ impl Axis {
             }
             self.insertion_pass(is_static);
         }
+    }
+}
+
+/// `e` moved left past `f` on an axis: if one is a min and the other a max
+/// of two different boxes (not both static), their overlap on the axis
+/// began or ended, and the pair is a candidate; past the list's capacity
+/// the axis is flagged overflowed instead (the pairs are then rebuilt).
+#[inline]
+fn record_crossing(
+    candidates: &mut Vec<u64>,
+    overflowed: &mut bool,
+    e: Endpoint,
+    f: Endpoint,
+    is_static: &[bool],
+) {
+    if e.is_max() == f.is_max() || e.owner == f.owner || f.owner == SENTINEL_OWNER {
+        return;
+    }
+    if is_static[e.owner as usize] && is_static[f.owner as usize] {
+        return;
+    }
+    if candidates.len() < candidates.capacity() {
+        candidates.push(pair_key(e.owner, f.owner));
+    } else {
+        *overflowed = true;
     }
 }
 

@@ -1109,10 +1109,9 @@ fn substitute(nodes: &[Node], factor: &mut [Factor]) {
     for k in 0..nodes.len() {
         let f = &factor[k];
         let dim = f.dim;
-        let z = mul_tvec(&f.pivot, &f.y, dim);
-        let up = mul_tvec(&f.l, &f.y, dim);
-        factor[k].x = z;
+        factor[k].x = mul_tvec(&f.pivot, &f.y, dim);
         if nodes[k].parent != NONE {
+            let up = mul_tvec(&factor[k].l, &factor[k].y, dim);
             let y = &mut factor[nodes[k].parent as usize].y;
             for (y, u) in y.iter_mut().zip(up) {
                 *y -= u;
