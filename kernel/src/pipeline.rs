@@ -353,6 +353,7 @@ impl PhysicsSystem {
         stats.body_pairs_jointed += narrow.jointed;
         stats.active_joints = self.joints.active.len() as u32;
         stats.joints_in_trees = split.tree_joints;
+        stats.joint_trees_reused = split.trees_reused;
         if search.dropped + maintained.dropped > 0 {
             stats.warnings.insert(UpdateWarnings::BODY_PAIRS_FULL);
         }

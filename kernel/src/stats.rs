@@ -136,6 +136,11 @@ pub struct StepStats {
     /// tree solved exactly (small islands whose joints form a tree; the
     /// others iterate, as contacts do).
     pub joints_in_trees: u32,
+    /// Whether that step's joint trees kept the previous step's structure
+    /// (the same tree joints, bodies and packs: only their factorization
+    /// was redone) instead of building it again (a joint, a body's motion
+    /// type or an island's members changed).
+    pub joint_trees_reused: bool,
     /// Points that started from last step's impulses.
     pub warm_started_points: u32,
     /// Manifolds involving a sensor (reported, not solved).

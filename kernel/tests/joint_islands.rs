@@ -228,3 +228,99 @@ fn joint_impulse_is_the_updates_total() {
         assert!(error < 1e-3, "{got:?} vs {expected}");
     }
 }
+
+/// Three hanging chains of six spheres (0.2 m apart, point joints, the
+/// first held by the world at (0, 10, 2c)); returns the links and joints
+/// by chain.
+fn hanging_chains(w: &mut PhysicsSystem) -> (Vec<Vec<BodyId>>, Vec<Vec<JointId>>) {
+    let (mut links, mut joints) = (Vec::new(), Vec::new());
+    for c in 0..3 {
+        let z = 2.0 * c as f32;
+        let (mut l, mut j) = (Vec::new(), Vec::new());
+        for k in 0..6 {
+            let b = ball(w, Vec3::new(0.1 + 0.2 * k as f32, 10.0, z), true);
+            let (a, anchor_a) = match l.last() {
+                Some(&prev) => (Some(prev), Vec3::new(0.1, 0.0, 0.0)),
+                None => (None, Vec3::new(0.0, 10.0, z)),
+            };
+            let s = JointSettings::point(a, Some(b), anchor_a, Vec3::new(-0.1, 0.0, 0.0));
+            j.push(w.create_joint(&s).unwrap());
+            l.push(b);
+        }
+        links.push(l);
+        joints.push(j);
+    }
+    (links, joints)
+}
+
+/// Steps `w` and a fresh world restored from a snapshot of it (its joint
+/// trees built from nothing) `n` times side by side: the same state hash
+/// after each step. Returns whether `w`'s first step reused its trees.
+fn steps_like_a_fresh_world(w: &mut PhysicsSystem, n: usize) -> bool {
+    let mut bytes = Vec::new();
+    w.save_state(&mut bytes).unwrap();
+    let mut fresh = world(PhysicsSettings::default());
+    fresh.restore_state(&bytes).unwrap();
+    let mut first = None;
+    for s in 0..n {
+        step(w, 1);
+        step(&mut fresh, 1);
+        first.get_or_insert(w.last_stats().joint_trees_reused);
+        assert!(!fresh.last_stats().joint_trees_reused || s > 0);
+        assert_eq!(w.state_hash(), fresh.state_hash(), "step {s}");
+    }
+    first.unwrap()
+}
+
+/// The joint trees keep their structure from one step to the next while
+/// the tree joints, their bodies and the packs stay the same
+/// (`joint_trees_reused`), and build it again when a joint is removed or
+/// created, a body leaves or a chain is put to sleep; either way the world
+/// steps bit-identically to a fresh one restored from its snapshot, whose
+/// trees are built from nothing.
+#[test]
+fn joint_trees_are_reused_only_while_their_structure_holds() {
+    let mut w = world(PhysicsSettings::default());
+    let (links, joints) = hanging_chains(&mut w);
+    step(&mut w, 2);
+    let s = *w.last_stats();
+    println!(
+        "swinging: {} joints in trees, reused {}",
+        s.joints_in_trees, s.joint_trees_reused
+    );
+    assert_eq!(s.joints_in_trees, 18);
+    assert!(s.joint_trees_reused, "nothing changed");
+    assert!(steps_like_a_fresh_world(&mut w, 5));
+
+    // a chain cut in the middle: a held tree and a free one
+    w.remove_joint(joints[0][3]).unwrap();
+    assert!(!steps_like_a_fresh_world(&mut w, 5), "a joint removed");
+    assert_eq!(w.last_stats().joints_in_trees, 17);
+
+    // the tips of chains 1 and 2 joined: one island held at two places,
+    // which a tree cannot solve (it stays on Gauss–Seidel)
+    let tips = JointSettings::point(Some(links[1][5]), Some(links[2][5]), Vec3::ZERO, Vec3::ZERO);
+    let bridge = w.create_joint(&tips).unwrap();
+    assert!(!steps_like_a_fresh_world(&mut w, 5), "a joint created");
+    assert_eq!(w.last_stats().joints_in_trees, 5);
+    w.remove_joint(bridge).unwrap();
+    assert!(!steps_like_a_fresh_world(&mut w, 5), "the bridge removed");
+    assert_eq!(w.last_stats().joints_in_trees, 17);
+
+    // a link leaves the world: its two joints leave the step
+    w.remove_body(links[1][2]).unwrap();
+    assert!(!steps_like_a_fresh_world(&mut w, 5), "a body removed");
+    assert_eq!(w.last_stats().joints_in_trees, 15);
+
+    // chain 2 put to sleep: its island leaves the step
+    for &b in &links[2] {
+        w.deactivate_body(b).unwrap();
+    }
+    assert!(!steps_like_a_fresh_world(&mut w, 5), "a chain asleep");
+    println!(
+        "after the changes: {} joints in trees",
+        w.last_stats().joints_in_trees
+    );
+    assert_eq!(w.last_stats().joints_in_trees, 9);
+    assert!(w.last_stats().joint_trees_reused);
+}

@@ -146,6 +146,8 @@ pub(crate) struct SplitStats {
     pub scalar: u32,
     /// Joints whose equality parts a joint tree solves (`tree/`).
     pub tree_joints: u32,
+    /// Whether the trees kept last step's structure.
+    pub trees_reused: bool,
 }
 
 /// Preallocated solver state.
@@ -372,6 +374,7 @@ impl Solver {
                 is_dynamic,
             );
             stats.tree_joints = self.trees.joints;
+            stats.trees_reused = self.trees.reused;
             self.velocity_schedule
                 .build(&self.layout, settings.velocity_iterations + 1);
             self.position_schedule
