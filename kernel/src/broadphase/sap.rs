@@ -163,14 +163,21 @@ impl Axis {
     /// ragdoll grids) cross whole groups of tied endpoints every step, and
     /// a swap per crossing doubled the stores of a shift. The min sentinel
     /// (key 0) stops every walk, so a shifted endpoint is never a sentinel.
+    /// Positions are written once at the end, from the lowest endpoint
+    /// that landed: an endpoint crossed by a group shifts once per member,
+    /// so a position store per shift was half a shift's stores (the chains
+    /// scene shifts ~77,000 endpoints an axis per step, of ~2,600; writing
+    /// positions at the end took its sort from 58.3M to 41.2M instructions
+    /// in 20 steps).
     fn insertion_pass(&mut self, is_static: &[bool]) {
         let Axis {
             endpoints,
-            pos,
             candidates,
             candidates_overflowed,
+            ..
         } = self;
         let n = endpoints.len();
+        let mut lowest = n - 1;
         for i in 2..n - 1 {
             let e = endpoints[i];
             if endpoints[i - 1].key <= e.key {
@@ -189,12 +196,15 @@ impl Axis {
                 }
                 // SAFETY: j <= i < n, as above.
                 unsafe { *endpoints.get_unchecked_mut(j) = f };
-                pos[f.owner as usize][f.is_max() as usize] = j as u32;
                 j -= 1;
                 record_crossing(candidates, candidates_overflowed, e, f, is_static);
             }
             endpoints[j] = e;
-            pos[e.owner as usize][e.is_max() as usize] = j as u32;
+            lowest = lowest.min(j);
+        }
+        for i in lowest..n - 1 {
+            let e = self.endpoints[i];
+            self.pos[e.owner as usize][e.is_max() as usize] = i as u32;
         }
     }
 
