@@ -325,13 +325,23 @@ impl JointTrees {
         core::mem::swap(&mut self.signature, &mut self.built_signature);
         self.joints = 0;
         self.in_tree[..joints.active.len()].fill(false);
-        for &(a, b) in islands {
-            self.collect(&order[a as usize..b as usize], manifolds, joints);
-            if !self.island_joints.is_empty() && self.is_forest(&sides) {
-                for k in 0..self.island_joints.len() {
+        // the islands with joints, read back from the signature (each: its
+        // index, its joint count, then per joint its index and two sides)
+        let mut at = 1;
+        while at < self.built_signature.len() {
+            let count = self.built_signature[at + 1] as usize;
+            let first = at + 2;
+            at = first + 3 * count;
+            self.island_joints.clear();
+            for k in 0..count {
+                let j = self.built_signature[first + 3 * k];
+                self.island_joints.push(j);
+            }
+            if self.is_forest(&sides) {
+                for k in 0..count {
                     self.in_tree[self.island_joints[k] as usize] = true;
                 }
-                self.joints += self.island_joints.len() as u32;
+                self.joints += count as u32;
             }
         }
     }
