@@ -64,7 +64,7 @@ fn a_panicking_job_reaches_the_caller_on_any_pool() {
         ("position batch", 11),
         ("build constraints", 2),
         ("forces", 0),
-        ("sort axis", 1),
+        ("sap sweep", 0),
         ("split islands", 0),
     ];
     for threads in [1, 2, 4] {

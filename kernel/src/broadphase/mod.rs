@@ -22,6 +22,7 @@ pub(crate) mod pair_manager;
 #[cfg(test)]
 mod property_tests;
 pub(crate) mod sap;
+pub(crate) mod sweep;
 
 use crate::body::{Bodies, MotionType};
 use crate::disjoint::Disjoint;

@@ -15,6 +15,10 @@ pub(crate) struct PairManager {
     table: Vec<u32>,
     mask: usize,
     pub pairs: Vec<u64>,
+    /// Per pair (parallel to `pairs`): found by the sweep in progress
+    /// ([`PairManager::mark`], [`PairManager::drop_unmarked`]); false
+    /// between sweeps.
+    marked: Vec<bool>,
     capacity: usize,
     pub created: u32,
     pub deleted: u32,
@@ -47,6 +51,7 @@ impl PairManager {
             table: vec![EMPTY; slots],
             mask: slots - 1,
             pairs: Vec::with_capacity(capacity),
+            marked: Vec::with_capacity(capacity),
             capacity,
             created: 0,
             deleted: 0,
@@ -96,8 +101,43 @@ impl PairManager {
         }
         self.table[s] = self.pairs.len() as u32;
         self.pairs.push(key);
+        self.marked.push(false);
         self.created += 1;
         Ok(true)
+    }
+
+    /// Adds the pair if absent, and marks it found by this sweep;
+    /// `Err(())` if it is absent and the set is full.
+    #[allow(clippy::result_unit_err)]
+    pub fn mark(&mut self, a: u32, b: u32) -> Result<(), ()> {
+        let (s, found) = self.find_slot(pair_key(a, b));
+        if !found {
+            self.add(a, b)?;
+            if let Some(m) = self.marked.last_mut() {
+                *m = true; // the pair just added
+            }
+        } else {
+            self.marked[self.table[s] as usize] = true;
+        }
+        Ok(())
+    }
+
+    /// Ends a sweep: removes every unmarked pair for which `swept(a, b)`
+    /// (a pair the sweep would have found, had it still overlapped), and
+    /// clears the marks.
+    pub fn drop_unmarked(&mut self, swept: impl Fn(u32, u32) -> bool) {
+        let mut k = 0;
+        while k < self.pairs.len() {
+            let key = self.pairs[k];
+            let (a, b) = ((key >> 32) as u32, key as u32);
+            if !self.marked[k] && swept(a, b) {
+                // the last pair moves into `k`: look at it next
+                self.remove(a, b);
+            } else {
+                self.marked[k] = false;
+                k += 1;
+            }
+        }
     }
 
     /// Removes the pair if present.
@@ -116,8 +156,10 @@ impl PairManager {
             let (ms, _) = self.find_slot(moved);
             self.table[ms] = idx as u32;
             self.pairs[idx] = moved;
+            self.marked[idx] = self.marked[last];
         }
         self.pairs.pop();
+        self.marked.pop();
         self.deleted += 1;
         true
     }
@@ -161,6 +203,7 @@ impl PairManager {
     pub fn clear(&mut self) {
         self.table.fill(EMPTY);
         self.pairs.clear();
+        self.marked.clear();
     }
 }
 

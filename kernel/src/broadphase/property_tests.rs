@@ -196,6 +196,10 @@ fn sap_rebuilds_when_candidates_overflow() {
         max_joints: 0,
     };
     let mut w = PhysicsSystem::new(caps, PhysicsSettings::default()).unwrap();
+    // this test is about the axes' candidate lists: keep SAP off its sweep
+    if let crate::broadphase::AnyBroadPhase::Sap(sap) = &mut w.broad {
+        sap.sweep_from_shifts = u64::MAX;
+    }
     let world = 200.0;
     let ids: Vec<BodyId> = (0..400)
         .map(|_| {
@@ -234,6 +238,89 @@ fn sap_rebuilds_when_candidates_overflow() {
     // 400 boxes teleported: ~40k endpoint inversions per axis, against
     // room for 400 candidates
     assert!(sap.rebuilds >= 5, "rebuilds {}", sap.rebuilds);
+}
+
+/// SAP's sweep mode (box pruning along one axis while the axes churn)
+/// started after every full pass that shifted anything, and handing back
+/// to the axes every third update: through random moves, teleports,
+/// removals, insertions and sleepers the pairs are the oracle's every
+/// step, on both sides of every switch.
+#[test]
+fn sap_sweep_matches_the_oracle_while_it_switches() {
+    let mut started = 0;
+    for (seed, &n) in [10usize, 50, 200, 1000, 3000].iter().enumerate() {
+        let force = |w: &mut PhysicsSystem| {
+            if let crate::broadphase::AnyBroadPhase::Sap(sap) = &mut w.broad {
+                sap.sweep_from_shifts = 0;
+                sap.sweep_revisit = 3;
+            }
+        };
+        let w = check_scene_with(BroadPhaseKind::Sap, 700 + seed as u64, n, 40, force);
+        let crate::broadphase::AnyBroadPhase::Sap(sap) = &w.broad else {
+            panic!("SAP");
+        };
+        assert!(
+            sap.sweeps_started >= 5,
+            "n {n}: {} sweeps",
+            sap.sweeps_started
+        );
+        started += sap.sweeps_started;
+    }
+    println!("sweeps started: {started}");
+}
+
+/// A sweep whose pairs do not fit the pair set drops what does not fit
+/// (counted in `dropped`), never panics, and finds every pair once there
+/// is room again.
+#[test]
+fn sap_sweep_survives_a_full_pair_set() {
+    let caps = Capacities {
+        max_bodies: 256,
+        max_body_pairs: 60,
+        max_contact_constraints: 16,
+        max_joints: 0,
+    };
+    let mut w = PhysicsSystem::new(caps, PhysicsSettings::default()).unwrap();
+    if let crate::broadphase::AnyBroadPhase::Sap(sap) = &mut w.broad {
+        sap.sweep_from_shifts = 0;
+        sap.sweep_revisit = u32::MAX;
+    }
+    // a row of 200 unit boxes, spread out (no pairs), then squeezed into
+    // a heap (thousands of pairs), then spread out again
+    let ids: Vec<BodyId> = (0..200)
+        .map(|k| {
+            w.create_and_add_body(&BodyCreationSettings::new(
+                Shape::cuboid(Vec3::splat(0.5)).unwrap(),
+                Vec3::new(3.0 * k as f32, 0.0, 0.0),
+                MotionType::Dynamic,
+            ))
+            .unwrap()
+        })
+        .collect();
+    let place = |w: &mut PhysicsSystem, spacing: f32, shift: f32| {
+        for (k, &id) in ids.iter().enumerate() {
+            let x = spacing * (199 - k) as f32 + shift;
+            w.set_position(id, Vec3::new(x, 0.0, 0.0)).unwrap();
+        }
+    };
+    assert!(pairs_of(&mut w, false).is_empty());
+    // reversing the row shifts every endpoint past every other: sweeping
+    place(&mut w, 3.0, 0.5);
+    assert!(pairs_of(&mut w, false).is_empty());
+    let sweeping = |w: &PhysicsSystem| match &w.broad {
+        crate::broadphase::AnyBroadPhase::Sap(sap) => sap.sweeping,
+        _ => false,
+    };
+    assert!(sweeping(&w), "sweep mode after the reversal");
+    place(&mut w, 0.05, 0.0);
+    let search = w.broad.update(&crate::jobs::StepCtx::untraced(), &w.bodies);
+    assert!(
+        sweeping(&w) && search.dropped > 0,
+        "a heap of 200 boxes overflows 120 pairs"
+    );
+    place(&mut w, 3.0, 0.25);
+    assert_eq!(pairs_of(&mut w, false), pairs_of(&mut w, true));
+    assert!(pairs_of(&mut w, false).is_empty());
 }
 
 #[test]

@@ -29,10 +29,16 @@
 //!   whatever order the axes finished in, and `created` / `deleted` count
 //!   net changes.
 //!
+//! When a full pass shifts far more endpoints than the boxes overlap on
+//! some axis (rows of identical moving bodies), SAP sweeps along that axis
+//! instead until the scene calms down: see [`super::sweep`]. The pair set
+//! after an update is the same in either mode.
+//!
 //! Persistent overlaps live in a [`PairManager`]; [`Sap::report`] filters
 //! them by the bodies' current states and layers.
 
 use super::pair_manager::{pair_key, PairManager};
+use super::sweep::{overlaps_on_axis, Sweep, SWEEP_FROM_SHIFTS, SWEEP_REVISIT};
 use super::{
     max_key, min_key, radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter,
     PairSearch,
@@ -84,6 +90,9 @@ struct Axis {
     candidates: Vec<u64>,
     /// The candidate list was full: pairs must be rebuilt from scratch.
     candidates_overflowed: bool,
+    /// Endpoint shifts of the last full insertion pass (0 after a pass
+    /// over few boxes).
+    shifts: u64,
 }
 
 impl Axis {
@@ -102,6 +111,7 @@ impl Axis {
             pos: vec![[NONE; 2]; max_bodies],
             candidates: Vec::with_capacity(max_candidates),
             candidates_overflowed: false,
+            shifts: 0,
         }
     }
 
@@ -178,6 +188,7 @@ impl Axis {
         } = self;
         let n = endpoints.len();
         let mut lowest = n - 1;
+        let mut shifts = 0u64;
         for i in 2..n - 1 {
             let e = endpoints[i];
             if endpoints[i - 1].key <= e.key {
@@ -197,11 +208,13 @@ impl Axis {
                 // SAFETY: j <= i < n, as above.
                 unsafe { *endpoints.get_unchecked_mut(j) = f };
                 j -= 1;
+                shifts += 1;
                 record_crossing(candidates, candidates_overflowed, e, f, is_static);
             }
             endpoints[j] = e;
             lowest = lowest.min(j);
         }
+        self.shifts = shifts;
         for i in lowest..n - 1 {
             let e = self.endpoints[i];
             self.pos[e.owner as usize][e.is_max() as usize] = i as u32;
@@ -220,6 +233,7 @@ impl Axis {
     ) {
         self.candidates.clear();
         self.candidates_overflowed = false;
+        self.shifts = 0;
         if few {
             for &s in moved {
                 let (lo, hi) = Sap::keys(bodies, s as usize, axis);
@@ -323,6 +337,19 @@ pub(crate) struct Sap {
     by_min_x: Vec<u32>,
     new_by_min_x: Vec<u32>,
     overflowed: u32,
+    /// Box pruning along one axis while the axes churn (see [`super::sweep`]).
+    sweep: Sweep,
+    /// The sweep holds the pairs: the axes and `keys` are stale until it
+    /// hands back (and rebuilds them).
+    pub sweeping: bool,
+    /// Per slot: moved or added this update (the sweep's scratch).
+    active: Vec<bool>,
+    /// [`SWEEP_FROM_SHIFTS`] and [`SWEEP_REVISIT`] (tests set others to
+    /// switch small worlds).
+    pub sweep_from_shifts: u64,
+    pub sweep_revisit: u32,
+    /// Times SAP started sweeping.
+    pub sweeps_started: u32,
     /// Times the pairs were rebuilt from scratch (tests check the path).
     #[cfg(test)]
     pub rebuilds: u32,
@@ -351,6 +378,12 @@ impl Sap {
             by_min_x: Vec::with_capacity(max_bodies),
             new_by_min_x: Vec::with_capacity(max_bodies),
             overflowed: 0,
+            sweep: Sweep::new(max_bodies, max_pairs),
+            sweeping: false,
+            active: vec![false; max_bodies],
+            sweep_from_shifts: SWEEP_FROM_SHIFTS,
+            sweep_revisit: SWEEP_REVISIT,
+            sweeps_started: 0,
             #[cfg(test)]
             rebuilds: 0,
         }
@@ -600,6 +633,152 @@ impl Sap {
     }
 }
 
+/// Sweep mode (see [`super::sweep`]).
+impl Sap {
+    /// After a full insertion pass: starts sweeping along the axis with
+    /// the fewest overlapping pairs if the pass shifted more than
+    /// `sweep_from_shifts` endpoints per box and more than that axis has
+    /// overlaps. The pair set is exact here, so the sweep starts from it.
+    fn consider_sweeping(&mut self) {
+        let shifts: u64 = self.axes.iter().map(|a| a.shifts).sum();
+        for axis in &mut self.axes {
+            axis.shifts = 0; // each pass is weighed once
+        }
+        if shifts == 0 || shifts <= self.sweep_from_shifts.saturating_mul(self.count as u64) {
+            return;
+        }
+        let mut best = (0, u64::MAX);
+        for (k, axis) in self.axes.iter().enumerate() {
+            let inner = &axis.endpoints[1..axis.endpoints.len() - 1];
+            let overlaps = overlaps_on_axis(inner.iter().map(|e| e.is_max()));
+            if overlaps < best.1 {
+                best = (k, overlaps);
+            }
+        }
+        if best.1 >= shifts {
+            return;
+        }
+        let sweep = &mut self.sweep;
+        sweep.axis = best.0;
+        sweep.order.clear();
+        sweep.order.extend(
+            self.axes[best.0]
+                .endpoints
+                .iter()
+                .filter(|e| e.owner != SENTINEL_OWNER && !e.is_max())
+                .map(|e| e.owner),
+        );
+        sweep.updates = 0;
+        self.sweeping = true;
+        self.sweeps_started += 1;
+    }
+
+    /// One update in sweep mode: removals, insertions and moves, then the
+    /// pairs of every added or moved box found again.
+    fn sweep_update(&mut self, bodies: &Bodies) {
+        if !self.queue.remove.is_empty() {
+            for k in 0..self.queue.remove.len() {
+                self.removing[self.queue.remove[k] as usize] = true;
+            }
+            let removing = &self.removing;
+            self.pairs
+                .retain(|p| !removing[p.a as usize] && !removing[p.b as usize]);
+            self.sweep.order.retain(|&s| !removing[s as usize]);
+            for k in 0..self.queue.remove.len() {
+                let s = self.queue.remove[k] as usize;
+                self.removing[s] = false;
+                self.in_sap[s] = false;
+                for axis in &mut self.axes {
+                    axis.pos[s] = [NONE; 2];
+                }
+                self.count -= 1;
+            }
+            self.queue.clear_removed();
+        }
+        // after an overflow, every pair is found again
+        let everything = self.resync;
+        if everything {
+            self.pairs.clear();
+            self.resync = false;
+        }
+        for k in 0..self.queue.add.len() {
+            let s = self.queue.add[k];
+            self.in_sap[s as usize] = true;
+            self.is_static[s as usize] = bodies.motion(s as usize) == MotionType::Static;
+            self.sweep.order.push(s);
+        }
+        self.count += self.queue.add.len();
+        let mut moving = 0;
+        for &s in self.queue.add.iter().chain(&self.queue.moved) {
+            let a = &mut self.active[s as usize];
+            moving += !*a as usize;
+            *a = true;
+        }
+        if everything {
+            for &s in &self.sweep.order {
+                self.active[s as usize] = true;
+            }
+            moving = self.count;
+        }
+        if moving > 0 {
+            let complete = self.sweep.find(bodies, &self.active, &self.is_static);
+            for k in 0..self.sweep.found.len() {
+                let key = self.sweep.found[k];
+                if self.pairs.mark((key >> 32) as u32, key as u32).is_err() {
+                    // counted as dropped; every pair is found again next
+                    self.overflowed += 1;
+                    self.resync = true;
+                }
+            }
+            if !complete {
+                self.overflowed += 1;
+                self.resync = true;
+            }
+            let active = &self.active;
+            self.pairs
+                .drop_unmarked(|a, b| active[a as usize] || active[b as usize]);
+        }
+        if everything {
+            for &s in &self.sweep.order {
+                self.active[s as usize] = false;
+            }
+        }
+        for &s in self.queue.add.iter().chain(&self.queue.moved) {
+            self.active[s as usize] = false;
+        }
+        self.queue.clear_added();
+        self.queue.clear_moved();
+        self.sweep.updates += 1;
+        let few = (moving as f32) < FULL_SORT_FRACTION * self.count as f32;
+        if few || self.sweep.updates >= self.sweep_revisit {
+            self.stop_sweeping(bodies);
+        }
+    }
+
+    /// Back to SAP: every axis radix sorted from the current boxes (those
+    /// the pairs were found with) and their keys stored.
+    fn stop_sweeping(&mut self, bodies: &Bodies) {
+        for (k, axis) in self.axes.iter_mut().enumerate() {
+            self.new_eps.clear();
+            for &s in &self.sweep.order {
+                let (lo, hi) = Self::keys(bodies, s as usize, k);
+                self.keys[k][s as usize] = [lo, hi];
+                self.new_eps.push(Endpoint { key: lo, owner: s });
+                self.new_eps.push(Endpoint { key: hi, owner: s });
+            }
+            radix_sort_by_key(&mut self.new_eps, &mut self.radix_tmp, |e| e.key);
+            let (first, last) = (axis.endpoints[0], axis.endpoints[axis.endpoints.len() - 1]);
+            axis.endpoints.clear();
+            axis.endpoints.push(first);
+            axis.endpoints.extend_from_slice(&self.new_eps);
+            axis.endpoints.push(last);
+            axis.reindex();
+            axis.shifts = 0;
+        }
+        self.sweeping = false;
+    }
+}
+
 impl BroadPhase for Sap {
     fn add(&mut self, slot: u32) {
         self.queue.queue_add(slot);
@@ -622,17 +801,24 @@ impl BroadPhase for Sap {
     fn update(&mut self, ctx: &StepCtx, bodies: &Bodies) -> PairSearch {
         self.pairs.begin_step();
         self.overflowed = 0;
-        if !self.queue.remove.is_empty() {
-            ctx.serial("sap removals", || self.apply_removals());
-        }
-        self.apply_moves(ctx, bodies);
-        if !self.queue.add.is_empty() || self.resync {
-            ctx.serial("sap insertions", || {
-                self.apply_insertions(bodies);
-                if self.resync {
-                    self.rebuild_pairs();
-                }
-            });
+        if self.sweeping {
+            ctx.serial("sap sweep", || self.sweep_update(bodies));
+        } else {
+            if !self.queue.remove.is_empty() {
+                ctx.serial("sap removals", || self.apply_removals());
+            }
+            self.apply_moves(ctx, bodies);
+            if !self.queue.add.is_empty() || self.resync {
+                ctx.serial("sap insertions", || {
+                    self.apply_insertions(bodies);
+                    if self.resync {
+                        self.rebuild_pairs();
+                    }
+                });
+            }
+            if !self.resync {
+                self.consider_sweeping();
+            }
         }
         PairSearch {
             created: self.pairs.created,
