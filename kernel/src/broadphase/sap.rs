@@ -421,11 +421,16 @@ impl Sap {
             let s = self.queue.remove[k] as usize;
             self.removing[s] = true;
         }
-        for axis in &mut self.axes {
-            let removing = &self.removing;
-            axis.endpoints
-                .retain(|e| e.owner == SENTINEL_OWNER || !removing[e.owner as usize]);
-            axis.reindex();
+        let removing = &self.removing;
+        if self.sweeping {
+            // the axes are stale while sweeping: only the order holds boxes
+            self.sweep.order.retain(|&s| !removing[s as usize]);
+        } else {
+            for axis in &mut self.axes {
+                axis.endpoints
+                    .retain(|e| e.owner == SENTINEL_OWNER || !removing[e.owner as usize]);
+                axis.reindex();
+            }
         }
         let removing = &self.removing;
         self.pairs
@@ -676,25 +681,7 @@ impl Sap {
     /// One update in sweep mode: removals, insertions and moves, then the
     /// pairs of every added or moved box found again.
     fn sweep_update(&mut self, bodies: &Bodies) {
-        if !self.queue.remove.is_empty() {
-            for k in 0..self.queue.remove.len() {
-                self.removing[self.queue.remove[k] as usize] = true;
-            }
-            let removing = &self.removing;
-            self.pairs
-                .retain(|p| !removing[p.a as usize] && !removing[p.b as usize]);
-            self.sweep.order.retain(|&s| !removing[s as usize]);
-            for k in 0..self.queue.remove.len() {
-                let s = self.queue.remove[k] as usize;
-                self.removing[s] = false;
-                self.in_sap[s] = false;
-                for axis in &mut self.axes {
-                    axis.pos[s] = [NONE; 2];
-                }
-                self.count -= 1;
-            }
-            self.queue.clear_removed();
-        }
+        self.apply_removals();
         // after an overflow, every pair is found again
         let everything = self.resync;
         if everything {
