@@ -22,6 +22,7 @@
 //! is tested against all bodies by brute force, so it is never silently
 //! ignored (PhysX only reports it).
 
+use super::box_columns::BoxColumns;
 use super::pair_manager::pair_key;
 use super::{
     radix_sort_by_key, BodyPair, BroadPhase, ChangeQueue, KeyReport, LayerFilter, PairSearch,
@@ -30,7 +31,7 @@ use crate::body::{Bodies, MotionType};
 use crate::error::{PhysicsError, Result};
 use crate::jobs::StepCtx;
 use crate::math::Vec3;
-use archipelago_simd::{overlap_mask, AabbLanes, AabbRef, LANES};
+use archipelago_simd::{overlap_mask, AabbRef, LANES};
 
 /// At most 256 regions (PhysX's limit), e.g. a 16 × 16 grid.
 pub const MAX_REGIONS: usize = 256;
@@ -91,22 +92,10 @@ struct SortedBoxes {
     /// Per box: whether its body is a member of other regions too (only a
     /// pair of two such bodies can be owned by another region).
     shared: Vec<bool>,
-    min: [Vec<f32>; 3],
-    max: [Vec<f32>; 3],
+    boxes: BoxColumns,
 }
 
 impl SortedBoxes {
-    fn lanes(&self) -> AabbLanes<'_> {
-        AabbLanes {
-            min_x: &self.min[0],
-            min_y: &self.min[1],
-            min_z: &self.min[2],
-            max_x: &self.max[0],
-            max_y: &self.max[1],
-            max_z: &self.max[2],
-        }
-    }
-
     /// Fills from `members` sorted by min x (radix sort on the encoded key).
     fn build(
         &mut self,
@@ -125,40 +114,18 @@ impl SortedBoxes {
         radix_sort_by_key(keys, tmp, |&(k, _)| k as u64);
         self.slots.clear();
         self.shared.clear();
-        for a in 0..3 {
-            self.min[a].clear();
-            self.max[a].clear();
-        }
+        self.boxes.clear();
         for &(_, s) in keys.iter() {
             self.slots.push(s);
             let regions: u32 = membership[s as usize].iter().map(|w| w.count_ones()).sum();
             self.shared.push(regions > 1);
-            let (lo, hi) = (
-                bodies.aabb_min.get(s as usize),
-                bodies.aabb_max.get(s as usize),
-            );
-            for a in 0..3 {
-                self.min[a].push(lo[a]);
-                self.max[a].push(hi[a]);
-            }
+            self.boxes.push(bodies, s as usize);
         }
-        for _ in 0..LANES {
-            for a in 0..3 {
-                self.min[a].push(f32::INFINITY);
-                self.max[a].push(f32::NEG_INFINITY);
-            }
-        }
+        self.boxes.pad();
     }
 
     fn len(&self) -> usize {
         self.slots.len()
-    }
-
-    fn aabb(&self, i: usize) -> AabbRef {
-        AabbRef {
-            min: [self.min[0][i], self.min[1][i], self.min[2][i]],
-            max: [self.max[0][i], self.max[1][i], self.max[2][i]],
-        }
     }
 }
 
@@ -216,20 +183,20 @@ impl Region {
         let d = &self.dynamics;
         let s = &self.statics;
         let (nd, ns) = (d.len(), s.len());
-        let dl = d.lanes();
-        let sl = s.lanes();
+        let dl = d.boxes.lanes();
+        let sl = s.boxes.lanes();
         // complete: each dynamic box against the dynamic boxes after it
         // that start before it ends
         for i in 0..nd {
-            let one = d.aabb(i);
+            let one = d.boxes.aabb(i);
             let mut j = i + 1;
-            while j < nd && d.min[0][j] <= one.max[0] {
+            while j < nd && d.boxes.min[0][j] <= one.max[0] {
                 let mask = overlap_mask(&one, &dl, j);
                 let mut m = mask;
                 while m != 0 {
                     let k = j + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    if k < nd && d.min[0][k] <= one.max[0] {
+                    if k < nd && d.boxes.min[0][k] <= one.max[0] {
                         push(
                             &mut self.out,
                             d.slots[i],
@@ -245,17 +212,18 @@ impl Region {
         // min x and before its max x
         let mut s0 = 0;
         for i in 0..nd {
-            let one = d.aabb(i);
-            while s0 < ns && s.min[0][s0] < one.min[0] {
+            let one = d.boxes.aabb(i);
+            while s0 < ns && s.boxes.min[0][s0] < one.min[0] {
                 s0 += 1;
             }
             let mut j = s0;
-            while j < ns && s.min[0][j] <= one.max[0] {
+            while j < ns && s.boxes.min[0][j] <= one.max[0] {
                 let mut m = overlap_mask(&one, &sl, j);
                 while m != 0 {
                     let k = j + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    if k < ns && s.min[0][k] <= one.max[0] && s.min[0][k] >= one.min[0] {
+                    if k < ns && s.boxes.min[0][k] <= one.max[0] && s.boxes.min[0][k] >= one.min[0]
+                    {
                         push(
                             &mut self.out,
                             d.slots[i],
@@ -270,17 +238,17 @@ impl Region {
         // pass 2: dynamics starting strictly after each static box's min x
         let mut d0 = 0;
         for i in 0..ns {
-            let one = s.aabb(i);
-            while d0 < nd && d.min[0][d0] <= one.min[0] {
+            let one = s.boxes.aabb(i);
+            while d0 < nd && d.boxes.min[0][d0] <= one.min[0] {
                 d0 += 1;
             }
             let mut j = d0;
-            while j < nd && d.min[0][j] <= one.max[0] {
+            while j < nd && d.boxes.min[0][j] <= one.max[0] {
                 let mut m = overlap_mask(&one, &dl, j);
                 while m != 0 {
                     let k = j + m.trailing_zeros() as usize;
                     m &= m - 1;
-                    if k < nd && d.min[0][k] <= one.max[0] && d.min[0][k] > one.min[0] {
+                    if k < nd && d.boxes.min[0][k] <= one.max[0] && d.boxes.min[0][k] > one.min[0] {
                         push(
                             &mut self.out,
                             s.slots[i],

@@ -16,6 +16,7 @@
 //! narrow phase consumes, so results never depend on how pairs were found.
 
 pub(crate) mod auto;
+pub(crate) mod box_columns;
 pub(crate) mod brute_force;
 pub(crate) mod mbp;
 pub(crate) mod pair_manager;

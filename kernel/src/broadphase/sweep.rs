@@ -31,10 +31,11 @@
 //!
 //! [`FULL_SORT_FRACTION`]: super::sap::FULL_SORT_FRACTION
 
+use super::box_columns::BoxColumns;
 use super::pair_manager::pair_key;
 use super::{encode, radix_sort_by_key};
 use crate::body::Bodies;
-use archipelago_simd::{overlap_mask, AabbLanes, AabbRef, LANES};
+use archipelago_simd::{overlap_mask, LANES};
 
 /// Endpoint shifts per box (all three axes together) in one full
 /// insertion pass from which SAP considers sweeping. A pass visits six
@@ -66,13 +67,11 @@ pub(crate) struct Sweep {
     // the sorted boxes, SoA, padded with `LANES` empty boxes
     active: Vec<bool>,
     is_static: Vec<bool>,
-    min: [Vec<f32>; 3],
-    max: [Vec<f32>; 3],
+    boxes: BoxColumns,
 }
 
 impl Sweep {
     pub fn new(max_bodies: usize, max_pairs: usize) -> Self {
-        let column = || Vec::with_capacity(max_bodies + LANES);
         Self {
             axis: 0,
             order: Vec::with_capacity(max_bodies),
@@ -82,8 +81,7 @@ impl Sweep {
             sort_tmp: Vec::with_capacity(max_bodies),
             active: Vec::with_capacity(max_bodies + LANES),
             is_static: Vec::with_capacity(max_bodies + LANES),
-            min: [column(), column(), column()],
-            max: [column(), column(), column()],
+            boxes: BoxColumns::with_capacity(max_bodies),
         }
     }
 
@@ -125,26 +123,14 @@ impl Sweep {
     fn gather(&mut self, bodies: &Bodies, active: &[bool], is_static: &[bool]) {
         self.active.clear();
         self.is_static.clear();
-        for a in 0..3 {
-            self.min[a].clear();
-            self.max[a].clear();
-        }
+        self.boxes.clear();
         for &s in &self.order {
             let s = s as usize;
             self.active.push(active[s]);
             self.is_static.push(is_static[s]);
-            let (lo, hi) = (bodies.aabb_min.get(s), bodies.aabb_max.get(s));
-            for a in 0..3 {
-                self.min[a].push(lo[a]);
-                self.max[a].push(hi[a]);
-            }
+            self.boxes.push(bodies, s);
         }
-        for _ in 0..LANES {
-            for a in 0..3 {
-                self.min[a].push(f32::INFINITY);
-                self.max[a].push(f32::NEG_INFINITY);
-            }
-        }
+        self.boxes.pad();
     }
 
     /// Sorts, then finds every overlapping pair with at least one `active`
@@ -155,20 +141,10 @@ impl Sweep {
         self.gather(bodies, active, is_static);
         self.found.clear();
         let n = self.order.len();
-        let lanes = AabbLanes {
-            min_x: &self.min[0],
-            min_y: &self.min[1],
-            min_z: &self.min[2],
-            max_x: &self.max[0],
-            max_y: &self.max[1],
-            max_z: &self.max[2],
-        };
-        let starts = &self.min[self.axis];
+        let lanes = self.boxes.lanes();
+        let starts = &self.boxes.min[self.axis];
         for i in 0..n {
-            let one = AabbRef {
-                min: [self.min[0][i], self.min[1][i], self.min[2][i]],
-                max: [self.max[0][i], self.max[1][i], self.max[2][i]],
-            };
+            let one = self.boxes.aabb(i);
             let end = one.max[self.axis];
             let (active_i, static_i) = (self.active[i], self.is_static[i]);
             // Boxes after `i` start at or after it on the axis: they overlap
