@@ -64,7 +64,8 @@ pub(crate) struct Sweep {
     pub found: Vec<u64>,
     sort: Vec<u64>,
     sort_tmp: Vec<u64>,
-    // the sorted boxes, SoA, padded with `LANES` empty boxes
+    // the sorted boxes: their flags, and their columns (padded with
+    // `LANES` empty boxes for the 16-lane overlap test)
     active: Vec<bool>,
     is_static: Vec<bool>,
     boxes: BoxColumns,
