@@ -139,6 +139,15 @@ impl<'a> QueryFilter<'a> {
         self.predicate = Some(p);
         self
     }
+
+    /// Every body passes (the default filter).
+    #[inline(always)]
+    pub(crate) fn passes_all(&self) -> bool {
+        self.layer_mask == u32::MAX
+            && self.include_sensors
+            && self.exclude.is_none()
+            && self.predicate.is_none()
+    }
 }
 
 /// Rays one job of a batch casts (enough to amortise a claim, few enough
@@ -456,13 +465,10 @@ pub struct ShapeCastHit {
 
 impl PhysicsSystem {
     /// Whether body `slot` passes `f`.
+    #[inline(always)]
     fn passes(&self, slot: usize, f: &QueryFilter) -> bool {
         let b = &self.bodies;
-        if f.layer_mask == u32::MAX
-            && f.include_sensors
-            && f.exclude.is_none()
-            && f.predicate.is_none()
-        {
+        if f.passes_all() {
             // the default filter: nothing of the body to read
             return true;
         }
@@ -478,6 +484,7 @@ impl PhysicsSystem {
         f.exclude != Some(id) && f.predicate.is_none_or(|p| p(id))
     }
 
+    #[inline(always)]
     fn ray_body(&self, slot: usize, ray: &Ray, max: f32) -> Option<(f32, Vec3, u32)> {
         let b = &self.bodies;
         shape_tests::cast_ray_in(
@@ -497,9 +504,10 @@ impl PhysicsSystem {
         let lanes = RayLanes::new(ray);
         let mut best: Option<(f32, u32, Vec3, u32)> = None;
         let mut limit = ray.max_distance;
+        let open = f.passes_all();
         let mut consider = |slot: u32, sys: &Self, limit: &mut f32| {
             let s = slot as usize;
-            if !sys.passes(s, f) {
+            if !open && !sys.passes(s, f) {
                 return;
             }
             if let Some((t, n, sub)) = sys.ray_body(s, ray, *limit) {
@@ -517,84 +525,40 @@ impl PhysicsSystem {
         // (a body on the floor) shortens the ray before the other tree's
         // walk (the floor's), which its limit then prunes near the root.
         // The answer is the same in either order (ties go by body index).
-        let root_near = |tree: &QueryTree| -> Option<f32> {
+        // The lanes of each root the ray enters are kept for its walk.
+        let root = |tree: &QueryTree| -> Option<(f32, Entry)> {
             if tree.is_empty() {
                 return None;
             }
             // the nearest root lane the ray enters; none: nothing to walk
-            let (t, mut mask) = lanes.enter(tree, 0, limit);
+            let (t, mask) = lanes.enter(tree, 0, limit);
             let mut near = None;
-            while mask != 0 {
-                let x = t[mask.trailing_zeros() as usize];
+            let mut m = mask;
+            while m != 0 {
+                let x = t[m.trailing_zeros() as usize];
                 near = Some(near.map_or(x, |n: f32| n.min(x)));
-                mask &= mask - 1;
+                m &= m - 1;
             }
-            near
+            near.map(|n| (n, (t, mask)))
         };
         let [first, second] = self.queries.trees();
-        let (near_first, near_second) = (root_near(first), root_near(second));
-        let key = |near: Option<f32>| near.unwrap_or(f32::INFINITY);
-        let order = if key(near_second) < key(near_first) {
-            [(second, near_second), (first, near_first)]
+        let (root_first, root_second) = (root(first), root(second));
+        let key = |r: &Option<(f32, Entry)>| r.as_ref().map_or(f32::INFINITY, |r| r.0);
+        let order = if key(&root_second) < key(&root_first) {
+            [(second, root_second), (first, root_first)]
         } else {
-            [(first, near_first), (second, near_second)]
+            [(first, root_first), (second, root_second)]
         };
-        for (tree, root_near) in order {
-            let Some(root_near) = root_near else {
+        for (tree, root) in order {
+            let Some((root_near, entry)) = root else {
                 continue;
             };
             if root_near > limit {
                 continue;
             }
-            let mut stack = Stack::with((0u32, root_near));
-            while let Some((node, near)) = stack.pop() {
-                if near > limit {
-                    continue;
-                }
-                let (t, mut mask) = lanes.enter(tree, node as usize, limit);
-                let children = tree.nodes[node as usize].child;
-                if mask.is_power_of_two() {
-                    // one lane entered (the common case low in the tree)
-                    let l = mask.trailing_zeros() as usize;
-                    let c = children[l];
-                    if c & LEAF != 0 {
-                        consider(c & !LEAF, self, &mut limit);
-                    } else {
-                        stack.push((c, t[l]));
-                    }
-                    continue;
-                }
-                // the lanes the ray enters, nearest first
-                let mut order = [(0.0f32, 0u32); WIDTH];
-                let mut n = 0;
-                while mask != 0 {
-                    let l = mask.trailing_zeros() as usize;
-                    mask &= mask - 1;
-                    let mut k = n;
-                    while k > 0 && order[k - 1].0 > t[l] {
-                        order[k] = order[k - 1];
-                        k -= 1;
-                    }
-                    order[k] = (t[l], children[l]);
-                    n += 1;
-                }
-                // bodies first, nearest first: each hit shortens the ray,
-                // and every lane entered beyond it is skipped
-                for &(near, c) in &order[..n] {
-                    if near > limit {
-                        break;
-                    }
-                    if c & LEAF != 0 {
-                        consider(c & !LEAF, self, &mut limit);
-                    }
-                }
-                // then nodes, farthest pushed first so the nearest opens next
-                for &(near, c) in order[..n].iter().rev() {
-                    if c & LEAF == 0 && near <= limit {
-                        stack.push((c, near));
-                    }
-                }
-            }
+            walk_nearest(tree, &lanes, entry, &mut limit, |slot, limit| {
+                consider(slot, self, limit)
+            });
         }
         for &slot in &self.queries.loose {
             consider(slot, self, &mut limit);
@@ -899,6 +863,111 @@ impl QueryTrees {
                 consider(slot, limit);
             }
         }
+    }
+}
+
+/// A node's lanes as a ray enters them: each lane's entry distance, and
+/// the lanes entered before the limit as bits.
+type Entry = ([f32; WIDTH], u32);
+
+/// The lanes of `children` that are bodies, as bits (`LEAF` is the sign
+/// bit, which one `movmskps` gathers; the bits of empty lanes are set too,
+/// and a ray never enters those).
+#[inline(always)]
+fn leaf_bits(children: &[u32; WIDTH]) -> u32 {
+    f32x8::new(children.map(f32::from_bits)).to_bitmask()
+}
+
+/// The closest-hit walk of one tree: from the root (entered as `root`
+/// says), `consider(slot, limit)` gets every body whose box the ray
+/// enters before `limit`, which a hit shortens.
+///
+/// At each node the bodies entered go first, nearest first, so a hit
+/// prunes the farther ones; then the walk descends into the nearest child
+/// node still before the limit and leaves the others on the stack, the
+/// nearer on top. Which bodies are considered depends on this order, the
+/// answer does not (`cast_ray` breaks ties by body index).
+#[inline(always)]
+fn walk_nearest(
+    tree: &QueryTree,
+    lanes: &RayLanes,
+    root: Entry,
+    limit: &mut f32,
+    mut consider: impl FnMut(u32, &mut f32),
+) {
+    let mut stack: Stack<(u32, f32)> = Stack::new();
+    let (mut t, mut mask) = root;
+    let mut node = 0usize;
+    loop {
+        let children = &tree.nodes[node].child;
+        let leaves = mask & leaf_bits(children);
+        if leaves != 0 {
+            if leaves.is_power_of_two() {
+                // (the root's mask may predate a limit the other tree set)
+                let l = leaves.trailing_zeros() as usize;
+                if t[l] <= *limit {
+                    consider(children[l] & !LEAF, limit);
+                }
+            } else {
+                // nearest first (an insertion sort of the few entered)
+                let mut order = [(0.0f32, 0u32); WIDTH];
+                let (mut m, mut n) = (leaves, 0);
+                while m != 0 {
+                    let l = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    let mut k = n;
+                    while k > 0 && order[k - 1].0 > t[l] {
+                        order[k] = order[k - 1];
+                        k -= 1;
+                    }
+                    order[k] = (t[l], children[l]);
+                    n += 1;
+                }
+                for &(near, c) in &order[..n] {
+                    if near > *limit {
+                        break;
+                    }
+                    consider(c & !LEAF, limit);
+                }
+            }
+        }
+        // The child nodes still before the (maybe shortened) limit: the
+        // nearest is walked next, the others wait on the stack sorted so
+        // that the nearer pops first.
+        let mut inner = mask & !leaves;
+        let mut next: Option<(u32, f32)> = None;
+        let base = stack.len();
+        while inner != 0 {
+            let l = inner.trailing_zeros() as usize;
+            inner &= inner - 1;
+            let near = t[l];
+            if near > *limit {
+                continue;
+            }
+            let mut entry = (children[l], near);
+            if let Some(best) = next {
+                if near < best.1 {
+                    next = Some(entry);
+                    entry = best;
+                }
+                stack.push_sorted(base, entry);
+            } else {
+                next = Some(entry);
+            }
+        }
+        let next = match next {
+            Some((c, _)) => c,
+            None => loop {
+                let Some((c, near)) = stack.pop() else {
+                    return;
+                };
+                if near <= *limit {
+                    break c;
+                }
+            },
+        };
+        node = next as usize;
+        (t, mask) = lanes.enter(tree, node, *limit);
     }
 }
 

@@ -6,7 +6,7 @@
 //! cells), never a back face, and no point is inside one.
 
 use crate::hull_shape::HullShape;
-use crate::math::{rotate, Quat, Vec3};
+use crate::math::{rotate, Mat3, Quat, Vec3};
 use crate::shape::Shape;
 use crate::shape_store::ShapeStore;
 
@@ -41,7 +41,60 @@ pub(crate) fn cast_ray(
 /// the sub-shape being the triangle of a mesh or height field, the child
 /// of a compound (0 for other shapes); stored shapes' ids name shapes of
 /// `store`.
+///
+/// Inlined into the ray walk for the primitives (a call's prologue and
+/// epilogue cost a fifth of a box test, `perf-reports/queries.md`); the
+/// stored shapes go through [`cast_ray_stored`].
+#[inline(always)]
 pub(crate) fn cast_ray_in(
+    shape: &Shape,
+    store: &ShapeStore,
+    pos: Vec3,
+    rot: Quat,
+    origin: Vec3,
+    dir: Vec3,
+    max: f32,
+) -> Option<(f32, Vec3, u32)> {
+    let rel = origin - pos;
+    // The shape's axes in world space (the rotation matrix's columns) turn
+    // the ray into a box's or capsule's frame and its normal back: cheaper
+    // than three quaternion turns, and exact for a face normal (a column).
+    let local = |m: &Mat3, v: Vec3| Vec3::new(m.x_axis.dot(v), m.y_axis.dot(v), m.z_axis.dot(v));
+    let (t, n) = match *shape {
+        // turning a sphere changes nothing: tested in world space
+        Shape::Sphere { radius } => ray_sphere(rel, dir, radius)?,
+        Shape::Box { half_extents } => {
+            let m = Mat3::from_quat(rot);
+            let (t, n) = ray_box(local(&m, rel), local(&m, dir), half_extents)?;
+            (t, m * n)
+        }
+        Shape::Capsule {
+            half_height,
+            radius,
+        } => {
+            let m = Mat3::from_quat(rot);
+            let (t, n) = ray_capsule(local(&m, rel), local(&m, dir), half_height, radius)?;
+            (t, m * n)
+        }
+        _ => return cast_ray_stored(shape, store, pos, rot, origin, dir, max),
+    };
+    world_hit(t, n, dir, max)
+}
+
+/// A hit `t` with the world normal `n` as [`cast_ray_in`] gives it: none
+/// past `max`; a ray that starts inside gets the normal against its
+/// direction `dir`.
+#[inline(always)]
+fn world_hit(t: f32, n: Vec3, dir: Vec3, max: f32) -> Option<(f32, Vec3, u32)> {
+    if t > max {
+        return None;
+    }
+    Some((t, if t == 0.0 { -dir } else { n }, 0))
+}
+
+/// [`cast_ray_in`] for the shapes `store` keeps.
+#[inline(never)]
+fn cast_ray_stored(
     shape: &Shape,
     store: &ShapeStore,
     pos: Vec3,
@@ -54,14 +107,11 @@ pub(crate) fn cast_ray_in(
     let o = rotate(inv, origin - pos);
     let d = rotate(inv, dir);
     let surface = |(t, n, k): (f32, Vec3, u32)| Some((t, rotate(rot, n), k));
-    let (t, n) = match *shape {
-        Shape::Sphere { radius } => ray_sphere(o, d, radius)?,
-        Shape::Box { half_extents } => ray_box(o, d, half_extents)?,
-        Shape::Capsule {
-            half_height,
-            radius,
-        } => ray_capsule(o, d, half_height, radius)?,
-        Shape::Hull(id) => ray_hull(o, d, store.hulls.get(id)?)?,
+    match *shape {
+        Shape::Hull(id) => {
+            let (t, n) = ray_hull(o, d, store.hulls.get(id)?)?;
+            world_hit(t, rotate(rot, n), dir, max)
+        }
         Shape::Compound(id) => {
             // each child's own exact test, in the compound's frame; the
             // hit's sub-shape is the child
@@ -71,16 +121,14 @@ pub(crate) fn cast_ray_in(
                 cast_ray_in(&ch.shape, store, ch.position, ch.rotation, o, d, limit)
                     .map(|(t, n, _)| (t, n))
             })?;
-            return surface(hit);
+            surface(hit)
         }
-        Shape::Mesh(id) => return surface(store.mesh(id)?.cast_ray(o, d, max)?),
-        Shape::HeightField(id) => return surface(store.heightfield(id)?.cast_ray(o, d, max)?),
-    };
-    if t > max {
-        return None;
+        Shape::Mesh(id) => surface(store.mesh(id)?.cast_ray(o, d, max)?),
+        Shape::HeightField(id) => surface(store.heightfield(id)?.cast_ray(o, d, max)?),
+        Shape::Sphere { .. } | Shape::Box { .. } | Shape::Capsule { .. } => {
+            unreachable!("cast_ray_in tests the primitives itself")
+        }
     }
-    let n = if t == 0.0 { -dir } else { rotate(rot, n) };
-    Some((t, n, 0))
 }
 
 /// [`contains_point_in`] for shapes without hulls.

@@ -62,12 +62,24 @@ impl<T: Copy> Stack<T> {
     /// An empty stack holding `root`.
     #[inline(always)]
     pub fn with(root: T) -> Self {
-        let mut s = Self {
-            buf: [const { core::mem::MaybeUninit::uninit() }; STACK],
-            top: 0,
-        };
+        let mut s = Self::new();
         s.push(root);
         s
+    }
+
+    /// An empty stack.
+    #[inline(always)]
+    pub fn new() -> Self {
+        Self {
+            buf: [const { core::mem::MaybeUninit::uninit() }; STACK],
+            top: 0,
+        }
+    }
+
+    /// Entries on the stack.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.top
     }
 
     /// Panics past [`STACK`] entries, which no tree of [`MAX_DEPTH`]
@@ -87,6 +99,26 @@ impl<T: Copy> Stack<T> {
         // SAFETY: every entry below `top` was written by `push` (the only
         // way `top` grows), and `T: Copy` has no drop to double.
         Some(unsafe { self.buf[self.top].assume_init() })
+    }
+}
+
+impl Stack<(u32, f32)> {
+    /// Pushes `v` among the entries from `base` up, which stay sorted by
+    /// distance (`.1`), farthest lowest: the nearest of them pops first.
+    #[inline(always)]
+    pub fn push_sorted(&mut self, base: usize, v: (u32, f32)) {
+        let mut k = self.top;
+        while k > base {
+            // SAFETY: `base <= k - 1 < top`: an entry `push` wrote.
+            let below = unsafe { self.buf[k - 1].assume_init() };
+            if below.1 >= v.1 {
+                break;
+            }
+            self.buf[k].write(below);
+            k -= 1;
+        }
+        self.buf[k].write(v);
+        self.top += 1;
     }
 }
 
@@ -615,5 +647,31 @@ mod stack_tests {
         }
         assert_eq!(s.pop(), Some(u32::MAX));
         assert_eq!(s.pop(), None);
+    }
+
+    /// Siblings pushed sorted pop nearest first, ties in push order
+    /// reversed, and never sort into the entries below their base.
+    #[test]
+    fn sorted_siblings_pop_nearest_first() {
+        let mut s: Stack<(u32, f32)> = Stack::new();
+        s.push((100, 0.5)); // an earlier level's entry, nearer than all
+        let base = s.len();
+        for (k, d) in [3.0, 1.0, 7.0, 1.0, 2.0, 9.0, 0.0].into_iter().enumerate() {
+            s.push_sorted(base, (k as u32, d));
+        }
+        let order: Vec<(u32, f32)> = core::iter::from_fn(|| s.pop()).collect();
+        assert_eq!(
+            order,
+            [
+                (6, 0.0),
+                (3, 1.0),
+                (1, 1.0),
+                (4, 2.0),
+                (0, 3.0),
+                (2, 7.0),
+                (5, 9.0),
+                (100, 0.5)
+            ]
+        );
     }
 }
