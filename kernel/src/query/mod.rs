@@ -556,9 +556,13 @@ impl PhysicsSystem {
             if root_near > limit {
                 continue;
             }
-            walk_nearest(tree, &lanes, entry, &mut limit, |slot, limit| {
-                consider(slot, self, limit)
-            });
+            walk_nearest(
+                tree,
+                entry,
+                &mut limit,
+                |node, limit| lanes.enter(tree, node, limit),
+                |slot, limit| consider(slot, self, limit),
+            );
         }
         for &slot in &self.queries.loose {
             consider(slot, self, &mut limit);
@@ -770,8 +774,15 @@ impl PhysicsSystem {
                 }
             }
         };
+        // Nearest first, as `cast_ray` walks: a near hit prunes the
+        // farther candidates before their sweeps (each a few GJK runs).
         for tree in self.queries.trees() {
-            walk_swept(tree, &lanes, &ext, &mut limit, &mut consider);
+            if tree.is_empty() {
+                continue;
+            }
+            let enter = |node, limit| lanes.enter_grown(tree, node, limit, &ext);
+            let root = enter(0, limit);
+            walk_nearest(tree, root, &mut limit, enter, &mut consider);
         }
         for &slot in &self.queries.loose {
             consider(slot, &mut limit);
@@ -880,19 +891,20 @@ fn leaf_bits(children: &[u32; WIDTH]) -> u32 {
 
 /// The closest-hit walk of one tree: from the root (entered as `root`
 /// says), `consider(slot, limit)` gets every body whose box the ray
-/// enters before `limit`, which a hit shortens.
+/// enters before `limit`, which a hit shortens; `enter(node, limit)`
+/// tests a node's lanes (a ray's slabs, or a swept box's grown ones).
 ///
 /// At each node the bodies entered go first, nearest first, so a hit
 /// prunes the farther ones; then the walk descends into the nearest child
 /// node still before the limit and leaves the others on the stack, the
 /// nearer on top. Which bodies are considered depends on this order, the
-/// answer does not (`cast_ray` breaks ties by body index).
+/// answer does not (`cast_ray` and `cast_shape` break ties by body index).
 #[inline(always)]
 fn walk_nearest(
     tree: &QueryTree,
-    lanes: &RayLanes,
     root: Entry,
     limit: &mut f32,
+    enter: impl Fn(usize, f32) -> Entry,
     mut consider: impl FnMut(u32, &mut f32),
 ) {
     let mut stack: Stack<(u32, f32)> = Stack::new();
@@ -967,7 +979,7 @@ fn walk_nearest(
             },
         };
         node = next as usize;
-        (t, mask) = lanes.enter(tree, node, *limit);
+        (t, mask) = enter(node, *limit);
     }
 }
 
