@@ -133,8 +133,8 @@ pub enum SimdPath {
     /// One 512-bit register per bundle operation, AVX-512 gathers and
     /// masked scatters of the bodies (x86-64 with AVX-512F).
     Avx512,
-    /// Bundles compiled for AVX2: two 256-bit registers per operation
-    /// (x86-64 with AVX2).
+    /// Bundles compiled for AVX2, each solved as two halves of 8 lanes: one
+    /// 256-bit register per operation (x86-64 with AVX2).
     Avx2,
     /// Bundles compiled for the build's own target (SSE2 on a default
     /// x86-64 build, NEON on aarch64, whatever `-C target-cpu` allows).

@@ -20,12 +20,12 @@ mod columns;
 mod real;
 
 pub use aabb::{overlap_mask, overlap_mask_scalar, AabbLanes, AabbRef};
-pub use bundle::{F32x16, M32x16, BUNDLE};
+pub use bundle::{F32x16, F32x8, M32x16, M32x8, BUNDLE, HALF_BUNDLE};
 pub use columns::{
     add_scaled_columns, add_scaled_columns_scalar, add_scaled_uniform, add_scaled_uniform_scalar,
     all_finite, all_finite_scalar,
 };
-pub use real::{atan2, Lane, One, Real, Wide, M3, Q4, V3};
+pub use real::{atan2, Half, Lane, One, Real, Wide, M3, Q4, V3};
 
 /// The f32 lane vector used throughout (see the crate docs for the choice).
 pub type F32s = wide::f32x16;

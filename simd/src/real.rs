@@ -10,7 +10,7 @@
 //! [`Lane`] says where the values of one item come from: [`Wide`] loads all
 //! lanes of a `[f32; LANES]` field, [`One`] one lane of it.
 
-use crate::bundle::{F32x16, M32x16};
+use crate::bundle::{F32x16, F32x8, M32x16, M32x8, HALF_BUNDLE};
 use crate::LANES;
 use core::ops::{Add, AddAssign, Div, Mul, Neg, Sub, SubAssign};
 
@@ -126,65 +126,72 @@ impl Real for f32 {
     }
 }
 
-impl Real for F32x16 {
-    type Mask = M32x16;
-    #[inline(always)]
-    fn splat(v: f32) -> Self {
-        F32x16::splat(v)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        F32x16::sqrt(self)
-    }
-    #[inline(always)]
-    fn gt(self, o: Self) -> M32x16 {
-        F32x16::gt(self, o)
-    }
-    #[inline(always)]
-    fn lt(self, o: Self) -> M32x16 {
-        F32x16::lt(self, o)
-    }
-    #[inline(always)]
-    fn ge(self, o: Self) -> M32x16 {
-        F32x16::ge(self, o)
-    }
-    #[inline(always)]
-    fn le(self, o: Self) -> M32x16 {
-        F32x16::le(self, o)
-    }
-    #[inline(always)]
-    fn and(a: M32x16, b: M32x16) -> M32x16 {
-        a.and(b)
-    }
-    #[inline(always)]
-    fn or(a: M32x16, b: M32x16) -> M32x16 {
-        a.or(b)
-    }
-    #[inline(always)]
-    fn not(a: M32x16) -> M32x16 {
-        !a
-    }
-    #[inline(always)]
-    fn select(m: M32x16, t: Self, f: Self) -> Self {
-        F32x16::select(m, t, f)
-    }
-    #[inline(always)]
-    fn any(m: M32x16) -> bool {
-        m.any()
-    }
-    #[inline(always)]
-    fn all(m: M32x16) -> bool {
-        m.all()
-    }
-    #[inline(always)]
-    fn finite(self) -> M32x16 {
-        F32x16::finite(self)
-    }
-    #[inline(always)]
-    fn abs(self) -> Self {
-        F32x16::abs(self)
-    }
+/// `Real` for a lane vector type and its mask (both widths, one source).
+macro_rules! real_lanes {
+    ($f:ident, $m:ident) => {
+        impl Real for $f {
+            type Mask = $m;
+            #[inline(always)]
+            fn splat(v: f32) -> Self {
+                $f::splat(v)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $f::sqrt(self)
+            }
+            #[inline(always)]
+            fn gt(self, o: Self) -> $m {
+                $f::gt(self, o)
+            }
+            #[inline(always)]
+            fn lt(self, o: Self) -> $m {
+                $f::lt(self, o)
+            }
+            #[inline(always)]
+            fn ge(self, o: Self) -> $m {
+                $f::ge(self, o)
+            }
+            #[inline(always)]
+            fn le(self, o: Self) -> $m {
+                $f::le(self, o)
+            }
+            #[inline(always)]
+            fn and(a: $m, b: $m) -> $m {
+                a.and(b)
+            }
+            #[inline(always)]
+            fn or(a: $m, b: $m) -> $m {
+                a.or(b)
+            }
+            #[inline(always)]
+            fn not(a: $m) -> $m {
+                !a
+            }
+            #[inline(always)]
+            fn select(m: $m, t: Self, f: Self) -> Self {
+                $f::select(m, t, f)
+            }
+            #[inline(always)]
+            fn any(m: $m) -> bool {
+                m.any()
+            }
+            #[inline(always)]
+            fn all(m: $m) -> bool {
+                m.all()
+            }
+            #[inline(always)]
+            fn finite(self) -> $m {
+                $f::finite(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                $f::abs(self)
+            }
+        }
+    };
 }
+real_lanes!(F32x16, M32x16);
+real_lanes!(F32x8, M32x8);
 
 /// A 3-vector of [`Real`]s, with glam's operation order (so the `f32`
 /// instantiation gives glam's `Vec3` results bit for bit).
@@ -513,6 +520,11 @@ pub struct Wide;
 #[derive(Clone, Copy, Debug)]
 pub struct One(pub usize);
 
+/// Half a bundle: lanes `8h..8h + 8` of each field, for `Half(h)`, `h`
+/// in `0..2`.
+#[derive(Clone, Copy, Debug)]
+pub struct Half(pub usize);
+
 impl Lane for Wide {
     type R = F32x16;
     #[inline(always)]
@@ -522,6 +534,19 @@ impl Lane for Wide {
     #[inline(always)]
     fn store(self, field: &mut [f32; LANES], v: F32x16) {
         *field = v.0;
+    }
+}
+
+impl Lane for Half {
+    type R = F32x8;
+    #[inline(always)]
+    fn load(self, field: &[f32; LANES]) -> F32x8 {
+        let h = &field[HALF_BUNDLE * self.0..][..HALF_BUNDLE];
+        F32x8(h.try_into().expect("half a bundle"))
+    }
+    #[inline(always)]
+    fn store(self, field: &mut [f32; LANES], v: F32x8) {
+        field[HALF_BUNDLE * self.0..][..HALF_BUNDLE].copy_from_slice(&v.0);
     }
 }
 

@@ -32,12 +32,15 @@ impl<C: VelocityConstraint> BundleKernel for VelocityBundles<'_, '_, C> {
     #[inline(always)]
     fn run<L: BundleLane>(self, l: L) {
         for b in self.range {
-            // SAFETY: the bundle and its lanes' dynamic bodies (distinct:
-            // one split or colour) are this worker's alone (the caller's
-            // schedule).
-            unsafe {
-                let imp = &mut self.impulses.slice_mut(b, b + 1)[0];
-                iterate::<C, L>(l, self.warm, &self.refs[b], &self.prestep[b], imp, self.vel);
+            for part in 0..L::PARTS {
+                // SAFETY: the bundle and its lanes' dynamic bodies
+                // (distinct: one split or colour) are this worker's alone
+                // (the caller's schedule).
+                unsafe {
+                    let imp = &mut self.impulses.slice_mut(b, b + 1)[0];
+                    let (r, p) = (&self.refs[b], &self.prestep[b]);
+                    iterate::<C, L>(l.part(part), self.warm, r, p, imp, self.vel);
+                }
             }
         }
     }
@@ -58,13 +61,16 @@ impl BundleKernel for PositionBundles<'_, '_> {
     fn run<L: BundleLane>(self, l: L) {
         for b in self.range {
             let (r, p, pp) = (&self.refs[b], &self.prestep[b], &self.positions[b]);
-            // SAFETY: the bundle's lanes' dynamic bodies (distinct: one
-            // split or colour) are this worker's alone (the caller's
-            // schedule).
-            unsafe {
-                let mut pose = l.gather_poses(self.poses, &r.a, &r.b, &pp.statics);
-                solve_position(l, p, pp, &mut pose, self.settings);
-                l.scatter_poses(self.poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
+            for part in 0..L::PARTS {
+                let l = l.part(part);
+                // SAFETY: the bundle's lanes' dynamic bodies (distinct: one
+                // split or colour) are this worker's alone (the caller's
+                // schedule).
+                unsafe {
+                    let mut pose = l.gather_poses(self.poses, &r.a, &r.b, &pp.statics);
+                    solve_position(l, p, pp, &mut pose, self.settings);
+                    l.scatter_poses(self.poses, &r.a, &r.b, &p.inv_mass_a, &p.inv_mass_b, pose);
+                }
             }
         }
     }
@@ -82,14 +88,17 @@ pub(crate) struct PrepareBundle<'s> {
 impl BundleKernel for PrepareBundle<'_> {
     #[inline(always)]
     fn run<L: BundleLane>(self, l: L) {
-        prepare(
-            l,
-            self.rows,
-            self.settings,
-            self.dt,
-            self.prestep,
-            self.impulses,
-        );
+        for part in 0..L::PARTS {
+            let l = l.part(part);
+            prepare(
+                l,
+                self.rows,
+                self.settings,
+                self.dt,
+                self.prestep,
+                self.impulses,
+            );
+        }
     }
 }
 
@@ -108,14 +117,17 @@ impl BundleKernel for JointPositionBundles<'_, '_> {
     fn run<L: BundleLane>(self, l: L) {
         for b in self.range {
             let (r, def, p) = (&self.refs[b], &self.defs[b], &self.prestep[b]);
-            // SAFETY: the bundle's lanes' dynamic bodies (distinct: one
-            // split or colour) are this worker's alone (the caller's
-            // schedule).
-            unsafe {
-                let mut pose = l.gather_poses(self.poses, &r.a, &r.b, &def.statics);
-                joint_position::solve_position(l, def, p, &mut pose, self.baumgarte);
-                let m = &p.masses;
-                l.scatter_poses(self.poses, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, pose);
+            for part in 0..L::PARTS {
+                let l = l.part(part);
+                // SAFETY: the bundle's lanes' dynamic bodies (distinct: one
+                // split or colour) are this worker's alone (the caller's
+                // schedule).
+                unsafe {
+                    let mut pose = l.gather_poses(self.poses, &r.a, &r.b, &def.statics);
+                    joint_position::solve_position(l, def, p, &mut pose, self.baumgarte);
+                    let m = &p.masses;
+                    l.scatter_poses(self.poses, &r.a, &r.b, &m.inv_mass_a, &m.inv_mass_b, pose);
+                }
             }
         }
     }
@@ -133,6 +145,9 @@ pub(crate) struct JointPrepareBundle<'s> {
 impl BundleKernel for JointPrepareBundle<'_> {
     #[inline(always)]
     fn run<L: BundleLane>(self, l: L) {
-        joint_prepare::prepare(l, self.def, self.rows, self.dt, self.prestep, self.impulses);
+        for part in 0..L::PARTS {
+            let l = l.part(part);
+            joint_prepare::prepare(l, self.def, self.rows, self.dt, self.prestep, self.impulses);
+        }
     }
 }

@@ -19,8 +19,19 @@ use crate::settings::SimdPath;
 use archipelago_simd::Wide;
 
 /// What a bundle loop needs of its lane type.
-pub(crate) trait BundleLane: BodyLanes + PoseLanes {}
-impl<L: BodyLanes + PoseLanes> BundleLane for L {}
+pub(crate) trait BundleLane: BodyLanes + PoseLanes {
+    /// A bundle's lanes are covered by `part(0)`, ..., `part(PARTS - 1)`
+    /// in turn: all 16 at once, or two halves of 8 (`ymm.rs`).
+    const PARTS: usize = 1;
+    /// The lanes of part `p` (`p < PARTS`).
+    #[inline(always)]
+    fn part(self, _p: usize) -> Self {
+        self
+    }
+}
+impl BundleLane for Wide {}
+#[cfg(target_arch = "x86_64")]
+impl BundleLane for super::zmm::WideZmm {}
 
 /// A bundle loop, generic over the lane type. `run` must be
 /// `#[inline(always)]` (with everything it calls on lanes), so it is
@@ -61,5 +72,6 @@ unsafe fn avx512<K: BundleKernel>(k: K) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn avx2<K: BundleKernel>(k: K) {
-    k.run(super::ymm::WideYmm)
+    // Half a bundle at a time: see `ymm.rs`.
+    k.run(super::ymm::HalfYmm(0))
 }

@@ -7,5 +7,5 @@ pub(crate) mod batch;
 pub(crate) mod position;
 pub(crate) mod prepare;
 #[cfg(test)]
-mod property_tests;
+pub(crate) mod property_tests;
 pub(crate) mod solve;

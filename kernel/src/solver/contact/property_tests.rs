@@ -3,7 +3,8 @@
 //! friction at its clamp, restitution, speculative points) the wide setup,
 //! velocity iterations and position pushes give, lane by lane, the bits
 //! the scalar path gives for that lane alone, on every wide lane type the
-//! CPU runs (the portable bundle, and the AVX-512 one where present).
+//! CPU runs (the portable bundle, the bundle as two halves of 8 lanes as
+//! the AVX2 and baseline paths run it, and the AVX-512 one where present).
 
 use super::batch::{ContactImpulses, ContactPrestep, PositionPrestep};
 use super::position::solve_position;
@@ -14,8 +15,8 @@ use crate::settings::PhysicsSettings;
 use crate::solver::bodies::PairVelocity;
 use crate::solver::poses::PairPose;
 use crate::test_rng::TestRng;
-use archipelago_simd::{Lane, One, Wide, LANES, Q4, V3};
-use bytemuck::Zeroable;
+use archipelago_simd::{Half, Lane, One, Wide, HALF_BUNDLE, LANES, Q4, V3};
+use bytemuck::{Pod, Zeroable};
 
 fn unit_quat(r: &mut TestRng) -> Quat {
     Quat::from_xyzw(
@@ -234,11 +235,43 @@ fn run_wide<L: Lane>(l: L, rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> Wi
     out
 }
 
-/// The wide lane types this CPU runs: the portable bundle and, with
-/// AVX-512F, the `zmm` one.
+/// Lanes `0..8` of every 16-lane row from `lo`, lanes `8..16` from `hi`:
+/// a bundle solved as two halves, put together. `T` is made of rows
+/// (`[f32; LANES]`) only.
+pub(crate) fn merge_halves<T: Pod>(lo: &T, hi: &T) -> T {
+    let mut out = *lo;
+    let rows: &mut [[f32; LANES]] = bytemuck::cast_slice_mut(bytemuck::bytes_of_mut(&mut out));
+    let his: &[[f32; LANES]] = bytemuck::cast_slice(bytemuck::bytes_of(hi));
+    for (row, hi) in rows.iter_mut().zip(his) {
+        row[HALF_BUNDLE..].copy_from_slice(&hi[HALF_BUNDLE..]);
+    }
+    out
+}
+
+/// The bundle as two halves of 8 lanes, one after the other (the AVX2 and
+/// baseline paths' `Half` lanes).
+fn run_halves(rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> WideOut {
+    let (lo, hi) = (
+        run_wide(Half(0), rows, s, dt),
+        run_wide(Half(1), rows, s, dt),
+    );
+    WideOut {
+        prestep: merge_halves(&lo.prestep, &hi.prestep),
+        impulses: merge_halves(&lo.impulses, &hi.impulses),
+        vel: merge_halves(&lo.vel, &hi.vel),
+        pos: merge_halves(&lo.pos, &hi.pos),
+        rot: merge_halves(&lo.rot, &hi.rot),
+    }
+}
+
+/// The wide lane types this CPU runs: the portable bundle, its halves and,
+/// with AVX-512F, the `zmm` one.
 fn wide_outputs(rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> Vec<(&'static str, WideOut)> {
     #[allow(unused_mut)]
-    let mut outs = vec![("portable", run_wide(Wide, rows, s, dt))];
+    let mut outs = vec![
+        ("portable", run_wide(Wide, rows, s, dt)),
+        ("halves", run_halves(rows, s, dt)),
+    ];
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         outs.push(("avx512", run_wide(crate::solver::zmm::WideZmm, rows, s, dt)));

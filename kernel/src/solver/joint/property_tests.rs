@@ -13,9 +13,10 @@ use super::solve::{solve, warm_start};
 use crate::joint::store::{frame_rotation, kind};
 use crate::math::{world_inverse_inertia, Quat, Vec3};
 use crate::solver::bodies::PairVelocity;
+use crate::solver::contact::property_tests::merge_halves;
 use crate::solver::poses::PairPose;
 use crate::test_rng::TestRng;
-use archipelago_simd::{Lane, One, Wide, LANES, Q4, V3};
+use archipelago_simd::{Half, Lane, One, Wide, LANES, Q4, V3};
 use bytemuck::Zeroable;
 use core::f32::consts::PI;
 
@@ -270,12 +271,27 @@ fn wide_and_scalar_joints_are_bit_identical_lane_by_lane() {
     let (mut at_bound, mut soft, mut limit_on, mut kinds) = (0, 0, 0, [0usize; 6]);
     for _ in 0..400 {
         let b = random_bundle(&mut r);
+        let halves = {
+            let (mut lo, mut hi) = (fresh(), fresh());
+            run(Half(0), &b, &mut lo);
+            run(Half(1), &b, &mut hi);
+            Out {
+                prestep: merge_halves(&lo.prestep, &hi.prestep),
+                impulses: merge_halves(&lo.impulses, &hi.impulses),
+                vel: merge_halves(&lo.vel, &hi.vel),
+                pos: merge_halves(&lo.pos, &hi.pos),
+                rot: merge_halves(&lo.rot, &hi.rot),
+            }
+        };
         #[allow(unused_mut)]
-        let mut wides = vec![("portable", {
-            let mut o = fresh();
-            run(Wide, &b, &mut o);
-            o
-        })];
+        let mut wides = vec![
+            ("portable", {
+                let mut o = fresh();
+                run(Wide, &b, &mut o);
+                o
+            }),
+            ("halves", halves),
+        ];
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx512f") {
             let mut o = fresh();
