@@ -27,6 +27,12 @@ use std::time::{Duration, Instant};
 /// oversubscribed pool must let the worker holding the batch run).
 pub(crate) const SPINS_BEFORE_YIELD: u32 = 64;
 
+/// How long the caller of a relayed loop waits for its helper to start
+/// before it runs the helper's jobs itself: past a sleeping worker's
+/// wake-up on a VM (30-70 µs), short enough that a pool whose other
+/// worker is busy elsewhere costs a traced step little.
+const RELAY_HELPER_WAIT: Duration = Duration::from_millis(1);
+
 /// What the step's phases share: the pool's size, the trace recorder when
 /// armed, the pin states seen, the abort flag and an injected fault.
 pub(crate) struct StepCtx<'a> {
@@ -191,6 +197,11 @@ impl StepCtx<'_> {
             (0..jobs).for_each(job);
             return;
         }
+        if let Some(loops) = self.tracer.and_then(|t| t.relay.as_ref()) {
+            let pattern = loops.fetch_add(1, Ordering::Relaxed);
+            self.relay_jobs(jobs, pattern, &job);
+            return;
+        }
         let next = CachePadded::new(AtomicUsize::new(0));
         let done = CachePadded::new(AtomicUsize::new(0));
         let claim = || {
@@ -218,6 +229,61 @@ impl StepCtx<'_> {
                 backoff(&mut spins);
             }
         });
+    }
+
+    /// A relayed loop ([`StepTrace::relayed`](crate::StepTrace::relayed)):
+    /// the jobs run one at a time in index order, each on worker 0 or 1 as
+    /// [`relay_owner`] says, the other waiting. A job then reads what the
+    /// loops before it wrote on either core, as in a 2-worker step whose
+    /// claims pair jobs with workers at random, but never shares its core's
+    /// caches, memory or clock with a job running beside it; its traced
+    /// duration measures data migration alone. Results do not depend on
+    /// who runs a job, so the step's are the same bits.
+    ///
+    /// Cannot deadlock: if the helper has not started after
+    /// [`RELAY_HELPER_WAIT`], the caller runs the helper's jobs too until
+    /// it does (a pool whose other worker is busy elsewhere never starts
+    /// it); a job is started once, by whoever moves `next` past it.
+    fn relay_jobs(&self, jobs: usize, pattern: u32, job: &(impl Fn(usize) + Sync)) {
+        // The next job to start and the jobs finished: one job in flight.
+        let next = CachePadded::new(AtomicUsize::new(0));
+        let finished = CachePadded::new(AtomicUsize::new(0));
+        let helper_started = AtomicBool::new(false);
+        let run = |me: usize| {
+            self.note_worker();
+            let _unwinding = AbortOnUnwind(&self.abort);
+            let mut spins = 0;
+            let since = Instant::now();
+            loop {
+                let f = finished.load(Ordering::Acquire);
+                if f >= jobs || self.aborted() {
+                    return;
+                }
+                let mine = relay_owner(pattern, f) == me
+                    || (me == 0
+                        && !helper_started.load(Ordering::Acquire)
+                        && since.elapsed() > RELAY_HELPER_WAIT);
+                if mine
+                    && next
+                        .compare_exchange(f, f + 1, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    job(f);
+                    finished.store(f + 1, Ordering::Release);
+                    spins = 0;
+                } else {
+                    backoff(&mut spins);
+                }
+            }
+        };
+        self.exec.fan_out(
+            1,
+            &|| {
+                helper_started.store(true, Ordering::Release);
+                run(1);
+            },
+            &mut || run(0),
+        );
     }
 
     /// `f(first_index, chunk)` over `chunk`-sized pieces of `data`, in
@@ -283,6 +349,15 @@ impl StepCtx<'_> {
             self.job_done(name, t, section, 0, 0, 0);
         });
     }
+}
+
+/// Which of two workers runs job `k` of a relayed loop: a hash of the
+/// loop's number and `k`, so consecutive loops pair their jobs with
+/// workers independently, as a parallel run's claims do.
+pub(crate) fn relay_owner(pattern: u32, k: usize) -> usize {
+    let mut h = (u64::from(pattern) << 32 | k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^= h >> 29;
+    (h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 63) as usize
 }
 
 pub(crate) fn backoff(spins: &mut u32) {

@@ -109,5 +109,6 @@ pub use stats::{PhaseTimes, StepStats, UpdateWarnings};
 pub use system::{Contact, ContactPoint, PhysicsSystem};
 pub use thread_pool::{build_pinned_pool, detect_cores, CoreTopology, PinnedPool, Pinning};
 pub use trace::{
-    Replay, ReplayCosts, SectionKind, SectionReplay, SliceKind, StepTrace, TraceEvent, WorkSpan,
+    Migration, Replay, ReplayCosts, SectionKind, SectionReplay, SliceKind, StepTrace, TraceEvent,
+    WorkSpan,
 };

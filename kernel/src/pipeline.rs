@@ -74,8 +74,15 @@ impl PhysicsSystem {
             return Err(PhysicsError::Poisoned);
         }
         let threads = executor.workers().max(1);
-        let tracer = self.trace_armed.then(|| Tracer::new(threads));
+        let tracer = self.trace_armed.then(|| {
+            if self.trace_relayed {
+                Tracer::relayed(threads)
+            } else {
+                Tracer::new(threads)
+            }
+        });
         self.trace_armed = false;
+        self.trace_relayed = false;
         let pin_bits = AtomicU32::new(0);
         let injected = self.injected_panic.take();
         // Cleared when the step returns; a panic unwinds past it.

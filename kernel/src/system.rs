@@ -35,6 +35,8 @@ pub struct PhysicsSystem {
     pub(crate) last_stats: StepStats,
     /// Record a trace of the next `update`.
     pub(crate) trace_armed: bool,
+    /// The armed trace is a relayed one ([`PhysicsSystem::record_relayed_trace`]).
+    pub(crate) trace_relayed: bool,
     /// Per-active-body results of the parallel body loops.
     pub(crate) body_scratch: Vec<crate::integrate::BodyScratch>,
     pub(crate) linear_casts: crate::ccd::LinearCasts,
@@ -155,6 +157,7 @@ impl PhysicsSystem {
             sleep_scratch: SleepScratch::new(capacities.max_bodies),
             last_stats: StepStats::default(),
             trace_armed: false,
+            trace_relayed: false,
             body_scratch: Vec::with_capacity(capacities.max_bodies),
             linear_casts: Default::default(),
             last_trace: None,
@@ -200,6 +203,22 @@ impl PhysicsSystem {
     /// when measuring.
     pub fn record_trace(&mut self) {
         self.trace_armed = true;
+        self.trace_relayed = false;
+    }
+
+    /// Records a relayed trace of the next `update`
+    /// ([`StepTrace::relayed`](crate::StepTrace::relayed)): on an executor
+    /// with 2 workers or more, every parallel loop runs its jobs one at a
+    /// time, each on one of two workers by a fixed pseudo-random pattern,
+    /// and the solver's schedule runs on one worker. The step's results
+    /// are the same bits as any other's; only its time differs. Its job
+    /// durations against a 1-thread trace's measure what data moving
+    /// between cores costs each loop ([`Migration::measure`](crate::Migration::measure)),
+    /// which a 1-thread trace cannot show and a parallel trace mixes with
+    /// contention. A measuring tool: the step takes longer than a serial one.
+    pub fn record_relayed_trace(&mut self) {
+        self.trace_armed = true;
+        self.trace_relayed = true;
     }
 
     /// The trace recorded by the last traced `update`, if any.

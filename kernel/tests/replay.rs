@@ -38,6 +38,7 @@ fn trace(sections: &[SectionKind], jobs: &[(u32, u32, u32, u64)]) -> StepTrace {
         sections: sections.to_vec(),
         wall_ns: t,
         footprint_bytes: 0,
+        relayed: false,
     }
 }
 
@@ -294,4 +295,149 @@ fn a_worker_that_waited_past_its_spinning_sees_the_release_late() {
         ..spinning
     };
     assert_eq!(ns(&t.replay(2, &forever)), 10 + 10_000 + 10 + 5_000 + 10);
+}
+
+/// A loop `copy` of 4 jobs, a serial `serial` job and the solver's
+/// `batch` schedule of 2 batches, with the durations given.
+fn named(copy: u64, serial: u64, batch: u64) -> StepTrace {
+    let mut t = trace(
+        &[
+            SectionKind::Loop,
+            SectionKind::Serial,
+            SectionKind::Schedule,
+        ],
+        &[
+            (0, 0, 0, copy),
+            (0, 0, 0, copy),
+            (0, 0, 0, copy),
+            (0, 0, 0, copy),
+            (1, 0, 0, serial),
+            (2, 0, 0, batch),
+            (2, 0, 0, batch),
+        ],
+    );
+    for (e, name) in t
+        .events
+        .iter_mut()
+        .zip(["copy", "copy", "copy", "copy", "serial", "batch", "batch"])
+    {
+        e.name = name;
+    }
+    t
+}
+
+#[test]
+fn migration_is_the_relayed_over_the_one_thread_time_of_loops_and_serial_jobs() {
+    let one = [named(100, 70, 50), named(100, 70, 50)];
+    // relayed: the loop 2.5x, the serial job 2x, the schedule 10x (left
+    // out: its home ranges keep its data local)
+    let mut relayed = [named(250, 140, 500), named(250, 140, 500)];
+    for t in &mut relayed {
+        t.relayed = true;
+    }
+    let m = Migration::measure(&one, &relayed);
+    assert_eq!(m.factors, vec![("copy", 2.5), ("serial", 2.0)]);
+    // a pair stretched by a preemption does not move the median
+    let stretched = [
+        named(250, 140, 50),
+        named(2500, 140, 50),
+        named(250, 1400, 50),
+    ];
+    let m3 = Migration::measure(
+        &[named(100, 70, 50), named(100, 70, 50), named(100, 70, 50)],
+        &stretched,
+    );
+    assert_eq!(m3.factors, vec![("copy", 2.5), ("serial", 2.0)]);
+    // faster when relayed is noise: no slowdown
+    let quicker = Migration::measure(&one, &[named(90, 70, 50)]);
+    assert_eq!(quicker.factors, vec![("copy", 1.0), ("serial", 1.0)]);
+    // the measured factor is for half the data remote; on P workers
+    // (P - 1) / P of it is
+    assert_eq!(m.at("copy", 1), 1.0);
+    assert_eq!(m.at("copy", 2), 2.5);
+    assert_eq!(m.at("copy", 4), 1.0 + 1.5 * 0.75 * 2.0);
+    assert_eq!(m.at("batch", 4), 1.0);
+    assert_eq!(m.at("unknown", 4), 1.0);
+}
+
+#[test]
+fn a_migrating_replay_slows_loops_and_serial_jobs_on_two_workers_or_more() {
+    let t = named(100, 70, 50);
+    let m = Migration {
+        factors: vec![("copy", 2.5), ("serial", 2.0)],
+    };
+    let free = ReplayCosts::default();
+    // one worker: nothing moves between cores
+    assert_eq!(ns(&t.replay_migrating(1, &free, &m)), 400 + 70 + 100);
+    assert_eq!(
+        t.replay_migrating(1, &free, &m),
+        t.replay(1, &free),
+        "one worker"
+    );
+    // two: 4 jobs of 250 on 2 workers, the serial job 140, the batches
+    // untouched (one each)
+    assert_eq!(ns(&t.replay_migrating(2, &free, &m)), 500 + 140 + 50);
+    assert_eq!(ns(&t.replay(2, &free)), 200 + 70 + 50);
+    // four: 3/4 of the data remote, copy 3.25x, serial 2.5x
+    assert_eq!(ns(&t.replay_migrating(4, &free, &m)), 325 + 175 + 50);
+}
+
+#[test]
+fn a_relayed_step_runs_one_job_at_a_time_on_both_workers_and_gives_the_same_bits() {
+    let one = build_pinned_pool(Some(1)).unwrap().pool;
+    let two = build_pinned_pool(Some(2)).unwrap().pool;
+    let scene = scenes::pyramid();
+    let (mut plain, _) = scene.build(PhysicsSettings::default()).unwrap();
+    let (mut relayed, _) = scene.build(PhysicsSettings::default()).unwrap();
+    let (mut ones, mut relays) = (Vec::new(), Vec::new());
+    let mut threads_seen = [false; 2];
+    for step in 0..24 {
+        let traced = step % 3 == 0;
+        if traced {
+            plain.record_trace();
+            relayed.record_relayed_trace();
+        }
+        plain.update(scenes::DT, 1, &one).unwrap();
+        relayed.update(scenes::DT, 1, &two).unwrap();
+        if !traced {
+            continue;
+        }
+        let t = relayed.take_trace().expect("armed");
+        assert!(t.relayed && t.threads == 2);
+        // one job at a time, start to end
+        let mut jobs: Vec<&TraceEvent> = t
+            .events
+            .iter()
+            .filter(|e| matches!(e.kind, SliceKind::Job { .. }))
+            .collect();
+        assert!(jobs.len() > 10);
+        jobs.sort_by_key(|e| e.start_ns);
+        for w in jobs.windows(2) {
+            assert!(
+                w[1].start_ns >= w[0].start_ns + w[0].dur_ns,
+                "{} at {} overlaps {} ending at {}",
+                w[1].name,
+                w[1].start_ns,
+                w[0].name,
+                w[0].start_ns + w[0].dur_ns
+            );
+        }
+        for e in &jobs {
+            if let Some(seen) = threads_seen.get_mut(e.thread as usize) {
+                *seen = true;
+            }
+        }
+        relays.push(t);
+        let p = plain.take_trace().expect("armed");
+        assert!(!p.relayed);
+        ones.push(p);
+    }
+    assert_eq!(threads_seen, [true, true], "jobs ran on both workers");
+    assert_eq!(plain.state_hash(), relayed.state_hash());
+    let m = Migration::measure(&ones, &relays);
+    assert!(m.factors.iter().any(|f| f.0 == "collide pairs"), "{m:?}");
+    assert!(
+        m.factors.iter().all(|f| f.1.is_finite() && f.1 >= 1.0),
+        "{m:?}"
+    );
 }

@@ -22,7 +22,7 @@ mod calibrate;
 mod replay;
 
 pub(crate) use replay::PACK_CHAIN_BASE;
-pub use replay::{Replay, ReplayCosts, SectionReplay};
+pub use replay::{Migration, Replay, ReplayCosts, SectionReplay};
 
 use archipelago_layout::CachePadded;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -99,6 +99,11 @@ pub struct StepTrace {
     /// figures). A replay counts the part beyond the machine's last-level
     /// cache as streamed from memory; 0 counts everything.
     pub footprint_bytes: u64,
+    /// Recorded by [`PhysicsSystem::record_relayed_trace`](crate::PhysicsSystem::record_relayed_trace):
+    /// the parallel loops ran one job at a time, handed between two
+    /// workers, so its job durations include data moving between cores and
+    /// nothing else of a parallel run (see [`Migration`]).
+    pub relayed: bool,
 }
 
 /// Total work and critical path of a traced step.
@@ -281,6 +286,9 @@ pub(crate) struct Tracer {
     /// (section, kind) as the sections were opened.
     sections: Mutex<Vec<(u32, SectionKind)>>,
     threads: usize,
+    /// A relayed step ([`StepTrace::relayed`]): parallel loops counted, so
+    /// each hands its jobs out by its own pseudo-random pattern.
+    pub relay: Option<AtomicU32>,
 }
 
 impl Tracer {
@@ -293,6 +301,15 @@ impl Tracer {
             next_section: AtomicU32::new(0),
             sections: Mutex::new(Vec::with_capacity(256)),
             threads,
+            relay: None,
+        }
+    }
+
+    /// A recorder for a relayed step (see [`StepTrace::relayed`]).
+    pub fn relayed(threads: usize) -> Self {
+        Self {
+            relay: Some(AtomicU32::new(0)),
+            ..Self::new(threads)
         }
     }
 
@@ -364,6 +381,7 @@ impl Tracer {
             sections,
             wall_ns,
             footprint_bytes: 0,
+            relayed: self.relay.is_some(),
         }
     }
 }
@@ -394,6 +412,7 @@ mod tests {
             sections: Vec::new(),
             wall_ns: 0,
             footprint_bytes: 0,
+            relayed: false,
             events: vec![
                 // section 0: serial 10
                 job(0, 0, 0, 10),
@@ -427,6 +446,7 @@ mod tests {
                 sections: Vec::new(),
                 wall_ns: 0,
                 footprint_bytes: 0,
+                relayed: false,
                 events: vec![
                     job(0, 0, 0, durs[0]),
                     job(1, 0, 0, durs[1]),

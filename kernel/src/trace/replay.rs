@@ -43,10 +43,12 @@
 //! their 1-thread duration on 2 workers or more (what busy neighbours cost
 //! a core on this machine, measured apart from any sharing of data).
 //!
-//! Not modelled: a job that reads data another core just wrote (its lines
-//! move between caches; the solver's home ranges keep most of that away,
-//! but compaction after a parallel loop pays it: a 2-thread pyramid's
-//! `copy manifolds` takes 2.5x its replayed time), a worker that is
+//! Data moving between cores: [`StepTrace::replay_migrating`] slows the
+//! jobs of parallel loops and serial stretches by [`Migration`]'s factors,
+//! measured per job name from relayed traces (one job at a time, handed
+//! between two cores); plain [`StepTrace::replay`] leaves it out.
+//!
+//! Not modelled: a worker that is
 //! preempted or a core that runs slower than the other for a while (on a
 //! shared VM the measured 2-thread speedup moves by ±8% from run to run
 //! while the replay stays within ±3%), and the OS waking sleeping workers
@@ -125,6 +127,110 @@ impl ReplayCosts {
         }
         let f = footprint_bytes as f64;
         ((f - self.cache_bytes.max(0.0)) / f).clamp(0.0, 1.0)
+    }
+}
+
+/// What data moving between cores costs the jobs of a step's parallel
+/// loops and serial stretches, by job name: the model's answer to what a
+/// 1-thread trace cannot show. On one core every job finds what the jobs
+/// before it wrote in that core's caches; on `P` cores, claimed as they
+/// come, about `(P - 1) / P` of it was written on another core and its
+/// lines move first. Scattered reads of such lines cost a loop like
+/// `copy manifolds` several times its 1-thread time on a 2-core VM, more
+/// than anything else the replay leaves out.
+///
+/// Measured with the kernel's own jobs ([`measure`](Self::measure)): a
+/// relayed trace ([`StepTrace::relayed`]) runs every loop's jobs one at a
+/// time, each on one of two workers at random, so half of what a job reads
+/// was written on the other core, as on 2 workers, while nothing runs
+/// beside it (what running beside other jobs costs is
+/// [`ReplayCosts::co_run_slowdown`], measured apart). The solver's
+/// schedule is left out: its home ranges keep its data on its core from
+/// one iteration to the next.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Migration {
+    /// `(job name, factor)`: a job of that name takes `factor` (at least 1)
+    /// times its 1-thread duration when half its data was last written on
+    /// another core. Names not listed cost nothing extra.
+    pub factors: Vec<(&'static str, f64)>,
+}
+
+impl Migration {
+    /// Per name of a loop's or serial stretch's jobs, the median over the
+    /// pairs `(one[i], relayed[i])` of the name's summed durations in the
+    /// relayed trace over those in the 1-thread one. A pair should be two
+    /// neighbouring steps of one world (see `scaling --predict`), so that
+    /// both see about the same state and the same moment of a shared
+    /// machine; the median drops a pair that a preemption or a slow
+    /// minute stretched. A ratio below 1 is noise and counts as 1; a name
+    /// missing from either trace of a pair is left out of that pair, and a
+    /// name in no pair gets no factor. Sorted by name.
+    pub fn measure(one: &[StepTrace], relayed: &[StepTrace]) -> Migration {
+        let sums = |t: &StepTrace| {
+            let mut by_name: Vec<(&'static str, u64)> = Vec::new();
+            for e in &t.events {
+                let SliceKind::Job { section, .. } = e.kind else {
+                    continue;
+                };
+                let kind = t
+                    .sections
+                    .get(section as usize)
+                    .copied()
+                    .unwrap_or_default();
+                if kind == SectionKind::Schedule {
+                    continue;
+                }
+                match by_name.iter_mut().find(|(n, _)| *n == e.name) {
+                    Some((_, d)) => *d += e.dur_ns,
+                    None => by_name.push((e.name, e.dur_ns)),
+                }
+            }
+            by_name
+        };
+        let mut ratios: Vec<(&'static str, Vec<f64>)> = Vec::new();
+        for (a, b) in one.iter().zip(relayed) {
+            let moved = sums(b);
+            for (name, d1) in sums(a) {
+                let Some(&(_, d2)) = moved.iter().find(|(n, _)| *n == name) else {
+                    continue;
+                };
+                if d1 == 0 {
+                    continue;
+                }
+                let r = d2 as f64 / d1 as f64;
+                match ratios.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, v)) => v.push(r),
+                    None => ratios.push((name, vec![r])),
+                }
+            }
+        }
+        let mut factors: Vec<(&'static str, f64)> = ratios
+            .into_iter()
+            .map(|(name, mut v)| {
+                v.sort_by(f64::total_cmp);
+                // the lower middle of an even count: no mean of two
+                (name, v[(v.len() - 1) / 2].max(1.0))
+            })
+            .collect();
+        factors.sort_by(|a, b| a.0.cmp(b.0));
+        Migration { factors }
+    }
+
+    /// How much longer a job named `name` takes on `workers` workers:
+    /// its factor's excess over 1 scaled from the measured half remote to
+    /// `(workers - 1) / workers` remote (1 on one worker).
+    pub fn at(&self, name: &str, workers: usize) -> f64 {
+        if workers <= 1 {
+            return 1.0;
+        }
+        let Some(&(_, f)) = self.factors.iter().find(|(n, _)| *n == name) else {
+            return 1.0;
+        };
+        if !f.is_finite() || f <= 1.0 {
+            return 1.0;
+        }
+        let remote = (workers - 1) as f64 / workers as f64;
+        1.0 + (f - 1.0) * remote * 2.0
     }
 }
 
@@ -250,6 +356,18 @@ impl StepTrace {
     /// contended durations. Deterministic: the same trace and costs give
     /// the same prediction.
     pub fn replay(&self, workers: usize, costs: &ReplayCosts) -> Replay {
+        self.replay_migrating(workers, costs, &Migration::default())
+    }
+
+    /// [`replay`](Self::replay) with the jobs of parallel loops and serial
+    /// stretches slowed, on 2 workers or more, by what moving their data
+    /// between cores costs them ([`Migration::at`]).
+    pub fn replay_migrating(
+        &self,
+        workers: usize,
+        costs: &ReplayCosts,
+        migration: &Migration,
+    ) -> Replay {
         let p = workers.max(1);
         let models = self.models();
         // Serial time outside sections: before the first, between, after
@@ -266,9 +384,15 @@ impl StepTrace {
         let sections: Vec<SectionReplay> = models
             .iter()
             .map(|m| {
+                let moved = migration.at(m.name, p);
+                let jobs: Vec<u64> = m
+                    .jobs
+                    .iter()
+                    .map(|&d| (d as f64 * moved).round() as u64)
+                    .collect();
                 let simulated = match m.kind {
-                    SectionKind::Serial => m.jobs.iter().sum(),
-                    SectionKind::Loop => replay_loop(&m.jobs, p, costs),
+                    SectionKind::Serial => jobs.iter().sum(),
+                    SectionKind::Loop => replay_loop(&jobs, p, costs),
                     SectionKind::Schedule => replay_schedule(&m.stages, &m.packs, p, costs),
                 };
                 // One core streamed them in the section's 1-thread time at
