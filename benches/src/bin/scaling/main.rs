@@ -655,8 +655,34 @@ fn main() {
                     "{line}; a step on one core is slower while copies run on other cores at once (steps alone and together, interleaved): {}",
                     said.join(", ")
                 );
-                let predicted =
-                    predict::predict(&one.predict_traces, &costs, &co_run, one.median_ms);
+                // what data moving between cores costs each loop
+                let single = build_pinned_pool(Some(1)).expect("thread pool");
+                let (migration, pairs) = predict::migration(
+                    &scene,
+                    settings_of(cache),
+                    &single.pool,
+                    &pool.pool,
+                    args.warmup,
+                );
+                let mut moved: Vec<&(&str, f64)> =
+                    migration.factors.iter().filter(|f| f.1 > 1.0).collect();
+                moved.sort_by(|a, b| b.1.total_cmp(&a.1));
+                let line = format!(
+                    "{line}; data moving between cores (1-thread and relayed steps interleaved, {pairs} pairs), jobs slower with half their data from the other core: {}",
+                    moved
+                        .iter()
+                        .take(8)
+                        .map(|(n, f)| format!("{n} {f:.2}x"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                let predicted = predict::predict(
+                    &one.predict_traces,
+                    &costs,
+                    &co_run,
+                    &migration,
+                    one.median_ms,
+                );
                 let measured: Vec<(usize, f64, bool)> = rows
                     .iter()
                     .filter(|r| r.pair_cache == cache)
@@ -675,13 +701,32 @@ fn main() {
                     &line,
                     (footprint, &costs),
                 );
+                // the same replay without the migration factors: what
+                // modelling data movement changes
+                let plain = predict::predict(
+                    &one.predict_traces,
+                    &costs,
+                    &co_run,
+                    &archipelago::Migration::default(),
+                    one.median_ms,
+                );
+                if let (Some(p), Some(m)) = (
+                    plain.iter().find(|r| r.workers == 2),
+                    measured.iter().find(|m| m.0 == 2 && !m.2),
+                ) {
+                    println!(
+                        "without data migration (StepTrace::replay): 2 workers {:.2}x, error {:+.1}%",
+                        p.speedup,
+                        100.0 * (p.speedup - m.1) / m.1
+                    );
+                }
                 // per section name: the 2-worker prediction against the
                 // sections of the steps traced at 2 threads
                 if let Some(two) = rows
                     .iter()
                     .find(|r| r.threads == 2 && r.pair_cache == cache && !r.oversubscribed)
                 {
-                    predict::print_sections(&one.predict_traces, &two.traces, &costs);
+                    predict::print_sections(&one.predict_traces, &two.traces, &costs, &migration);
                 }
                 if let Some(path) = &args.predict_csv {
                     predict::write_csv(path, scene.name, &predicted).expect("write predict csv");

@@ -5,7 +5,7 @@
 //! below 50%), what limits it, and the prediction for 2 workers against the
 //! 2-thread row measured in the same run.
 
-use archipelago::{scenes, PhysicsSettings, ReplayCosts, StepTrace};
+use archipelago::{scenes, Migration, PhysicsSettings, ReplayCosts, StepTrace};
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -15,6 +15,12 @@ use std::time::{Duration, Instant};
 /// this many of each, and at least [`CO_RUN_TIME`] of stepping.
 const CO_RUN_STEPS: u32 = 100;
 const CO_RUN_TIME: Duration = Duration::from_millis(600);
+
+/// Step pairs of the migration measurement (a 1-thread traced step and a
+/// relayed one, alternating on one world): at least this many, and at
+/// least [`MIGRATION_TIME`] of stepping.
+const MIGRATION_PAIRS: u32 = 30;
+const MIGRATION_TIME: Duration = Duration::from_millis(600);
 
 /// 1-thread steps traced per run for the prediction, spread over the run.
 pub const TRACES_PER_RUN: u32 = 10;
@@ -204,6 +210,53 @@ pub fn co_run_slowdown(
     (ratio.max(1.0), pairs)
 }
 
+/// What moving data between cores costs the scene's loops
+/// ([`Migration::measure`]): one world, `warmup` steps on `one` (a
+/// 1-worker pool), then 1-thread traced steps on `one` and relayed traced
+/// steps on `two` (2 workers at least) alternating, each after an
+/// untraced step on its pool, so both see the same states and the same
+/// minutes of this shared machine. Returns the factors
+/// and the pairs of steps traced.
+pub fn migration(
+    scene: &scenes::Scene,
+    settings: PhysicsSettings,
+    one: &rayon::ThreadPool,
+    two: &rayon::ThreadPool,
+    warmup: u32,
+) -> (Migration, u32) {
+    let (mut world, ids) = scene.build(settings).expect("scene builds");
+    let mut step = 0;
+    let mut advance = |world: &mut archipelago::PhysicsSystem, pool: &rayon::ThreadPool| {
+        scene
+            .before_update(world, &ids, step)
+            .expect("late bodies fit");
+        step += 1;
+        world.update(scenes::DT, 1, pool).expect("valid step");
+    };
+    for _ in 0..warmup {
+        advance(&mut world, one);
+    }
+    let (mut plain, mut relayed) = (Vec::new(), Vec::new());
+    let t0 = Instant::now();
+    while (plain.len() as u32) < MIGRATION_PAIRS || t0.elapsed() < MIGRATION_TIME {
+        // Each traced step follows an untraced one of its kind: a 1-thread
+        // step finds the data on its core (as in a 1-thread run), a relayed
+        // one finds it spread over both (as in a 2-thread run).
+        advance(&mut world, one);
+        world.record_trace();
+        advance(&mut world, one);
+        plain.push(world.take_trace().expect("armed"));
+        advance(&mut world, two);
+        world.record_relayed_trace();
+        advance(&mut world, two);
+        relayed.push(world.take_trace().expect("armed"));
+        if plain.len() >= 100 * MIGRATION_PAIRS as usize {
+            break;
+        }
+    }
+    (Migration::measure(&plain, &relayed), plain.len() as u32)
+}
+
 /// The co-run slowdown measured at a few worker counts (see
 /// [`co_run_slowdown`] at each of [`co_run_counts`]): `(copies,
 /// slowdown)`, copies ascending.
@@ -260,6 +313,7 @@ pub fn predict(
     traces: &[StepTrace],
     costs: &ReplayCosts,
     co_run: &CoRun,
+    migration: &Migration,
     one_thread_ms: f64,
 ) -> Vec<Predicted> {
     let base: Vec<f64> = traces
@@ -277,7 +331,7 @@ pub fn predict(
                 .iter()
                 .zip(&base)
                 .map(|(t, &b)| {
-                    let r = t.replay(p, costs);
+                    let r = t.replay_migrating(p, costs, migration);
                     (b / r.step.as_secs_f64().max(1e-12), r)
                 })
                 .collect();
@@ -436,7 +490,12 @@ pub fn write_csv(path: &str, scene: &str, rows: &[Predicted]) -> std::io::Result
 /// traces (median over them) against the measured sections of steps traced
 /// at 2 threads (a section from its first job's start to its last job's
 /// end), the names that differ most first: where the model is wrong.
-pub fn print_sections(one: &[StepTrace], two: &[StepTrace], costs: &ReplayCosts) {
+pub fn print_sections(
+    one: &[StepTrace],
+    two: &[StepTrace],
+    costs: &ReplayCosts,
+    migration: &Migration,
+) {
     use std::collections::BTreeMap;
     let median = |mut v: Vec<u64>| -> f64 {
         v.sort_unstable();
@@ -445,7 +504,7 @@ pub fn print_sections(one: &[StepTrace], two: &[StepTrace], costs: &ReplayCosts)
     let mut predicted: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
     for t in one {
         let mut per: BTreeMap<&'static str, u64> = BTreeMap::new();
-        let r = t.replay(2, costs);
+        let r = t.replay_migrating(2, costs, migration);
         per.insert("(between sections)", r.serial_gaps_ns);
         per.insert("(whole step)", r.step.as_nanos() as u64);
         for s in r.sections {
