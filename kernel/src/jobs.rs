@@ -134,6 +134,13 @@ impl StepCtx<'_> {
         }
     }
 
+    /// The loop counter of a relayed step
+    /// ([`StepTrace::relayed`](crate::StepTrace::relayed)), if this is one.
+    #[inline]
+    pub(crate) fn relay(&self) -> Option<&AtomicU32> {
+        self.tracer.and_then(|t| t.relay.as_ref())
+    }
+
     /// Opens a section of the trace (0 when not tracing).
     pub(crate) fn section(&self, kind: SectionKind) -> u32 {
         self.tracer.map_or(0, |t| t.new_section(kind))
@@ -197,7 +204,7 @@ impl StepCtx<'_> {
             (0..jobs).for_each(job);
             return;
         }
-        if let Some(loops) = self.tracer.and_then(|t| t.relay.as_ref()) {
+        if let Some(loops) = self.relay() {
             let pattern = loops.fetch_add(1, Ordering::Relaxed);
             self.relay_jobs(jobs, pattern, &job);
             return;
@@ -354,7 +361,7 @@ impl StepCtx<'_> {
 /// Which of two workers runs job `k` of a relayed loop: a hash of the
 /// loop's number and `k`, so consecutive loops pair their jobs with
 /// workers independently, as a parallel run's claims do.
-pub(crate) fn relay_owner(pattern: u32, k: usize) -> usize {
+fn relay_owner(pattern: u32, k: usize) -> usize {
     let mut h = (u64::from(pattern) << 32 | k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     h ^= h >> 29;
     (h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 63) as usize

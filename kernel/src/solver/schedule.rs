@@ -169,8 +169,11 @@ impl Schedule {
         // worker: its home ranges keep a parallel run's solver data on its
         // core, so what the relay measures, data moving between cores, is
         // a cost of the parallel loops.
-        let relayed = ctx.tracer.is_some_and(|t| t.relay.is_some());
-        let workers = if relayed { 1 } else { ctx.threads.max(1) };
+        let workers = if ctx.relay().is_some() {
+            1
+        } else {
+            ctx.threads.max(1)
+        };
         let needed = self.stages.len() * workers;
         while self.claims.len() < needed {
             self.claims.push(CachePadded::new(AtomicU32::new(0)));
