@@ -2,8 +2,8 @@
 //!
 //! Every parallel loop of a step, and the solver's staged schedule, is one
 //! call of `run_jobs` (`jobs.rs`): the calling worker and some helpers
-//! claim job indices from one counter, and the caller waits for a done
-//! counter. So all a step needs from a thread system is [`Executor`]: how
+//! claim job indices, each from its own home range first, and the caller
+//! waits for a done counter. So all a step needs from a thread system is [`Executor`]: how
 //! many workers it has, a way to enter it, and a way to run one function
 //! on a number of other workers while the caller runs its own part. The
 //! kernel implements it for a rayon [`ThreadPool`](rayon::ThreadPool), for
@@ -34,7 +34,9 @@
 ///   panics.
 /// - [`worker_index`](Self::worker_index): the current thread's index in
 ///   `0..workers()` if it is one of the executor's, for the step trace's
-///   lanes (`None` is fine: its work is drawn on one extra lane).
+///   lanes and each worker's home range of a parallel loop (`None` is
+///   fine: its work is drawn on one extra lane, and every such thread
+///   starts at the first home, which costs only locality).
 ///
 /// Called from within a step: must not allocate if `update` is to allocate
 /// nothing per step (rayon's and [`SerialExecutor`] do not).

@@ -4,8 +4,10 @@
 //! batched data-parallel loops (narrow phase over pairs, constraint setup,
 //! ...). Each chunk writes only its own slots, so results never depend on
 //! which worker ran what. All of them go through [`StepCtx::run_jobs`]:
-//! chunks are claimed from one counter by the calling worker and helpers,
-//! and the loop ends on a done counter. The solver's staged schedule
+//! the calling worker and helpers claim chunks, each first from its own
+//! home range (by worker index, so consecutive loops over the same items
+//! keep them on the same core) and then from the others', and the loop
+//! ends on a done counter. The solver's staged schedule
 //! (`solver/schedule.rs`) runs on it too.
 //!
 //! A job that panics never leaves the others waiting for it: while it
@@ -32,6 +34,11 @@ pub(crate) const SPINS_BEFORE_YIELD: u32 = 64;
 /// wake-up on a VM (30-70 µs), short enough that a pool whose other
 /// worker is busy elsewhere costs a traced step little.
 const RELAY_HELPER_WAIT: Duration = Duration::from_millis(1);
+
+/// Most home ranges a parallel loop has (one per worker; workers past this
+/// share them): the loop's cursors are an array on the caller's stack, one
+/// cache line pair each.
+const MAX_HOMES: usize = 16;
 
 /// What the step's phases share: the pool's size, the trace recorder when
 /// armed, the pin states seen, the abort flag and an injected fault.
@@ -134,11 +141,11 @@ impl StepCtx<'_> {
         }
     }
 
-    /// The loop counter of a relayed step
-    /// ([`StepTrace::relayed`](crate::StepTrace::relayed)), if this is one.
+    /// Whether this is a relayed step
+    /// ([`StepTrace::relayed`](crate::StepTrace::relayed)).
     #[inline]
-    pub(crate) fn relay(&self) -> Option<&AtomicU32> {
-        self.tracer.and_then(|t| t.relay.as_ref())
+    pub(crate) fn relay(&self) -> bool {
+        self.tracer.is_some_and(|t| t.relay)
     }
 
     /// Opens a section of the trace (0 when not tracing).
@@ -175,9 +182,11 @@ impl StepCtx<'_> {
     }
 
     /// Runs `job(k)` for every `k` in `0..jobs` on the pool: the calling
-    /// worker and up to `threads - 1` helper tasks claim indices from one
-    /// counter, and the caller, once nothing is left to claim, spins until
-    /// every claimed job has finished.
+    /// worker and up to `threads - 1` helper tasks claim indices, each from
+    /// its own home range first ([`home_range`], by its worker index) and
+    /// then from the other homes' counters in turn, and the caller, once
+    /// nothing is left to claim, spins until every claimed job has
+    /// finished.
     ///
     /// Why not rayon's own parallel iterators: they split work by nested
     /// joins, and a join completes only when the worker that stole its
@@ -185,6 +194,9 @@ impl StepCtx<'_> {
     /// 30-70 µs to wake, and a chain of joins pays that more than once per
     /// loop. Here no worker waits for another's wake-up: jobs are claimed
     /// by whoever is awake, and the end of the loop is a counter.
+    ///
+    /// Which worker runs a job still does not decide any result (a job
+    /// writes only its own outputs), only where its data is cached.
     ///
     /// Cannot deadlock: after the caller's claim loop every job is claimed,
     /// and a claimed job is being run by the worker that claimed it, which
@@ -204,26 +216,42 @@ impl StepCtx<'_> {
             (0..jobs).for_each(job);
             return;
         }
-        if let Some(loops) = self.relay() {
-            let pattern = loops.fetch_add(1, Ordering::Relaxed);
-            self.relay_jobs(jobs, pattern, &job);
+        if self.relay() {
+            self.relay_jobs(jobs, &job);
             return;
         }
-        let next = CachePadded::new(AtomicUsize::new(0));
+        // Home ranges: loop after loop over the same items, worker `w`
+        // starts with the same share, so what it wrote in the last loop is
+        // in its own caches (a shared counter paired jobs with workers at
+        // random, and jobs read half their data from the other core: 1.6-5x
+        // slower, `perf-reports/README.md`, "Data moving between cores").
+        let homes = (helpers + 1).min(MAX_HOMES);
+        let cursor: [CachePadded<AtomicUsize>; MAX_HOMES] =
+            std::array::from_fn(|_| CachePadded::new(AtomicUsize::new(0)));
         let done = CachePadded::new(AtomicUsize::new(0));
         let claim = || {
             self.note_worker();
             let _unwinding = AbortOnUnwind(&self.abort);
+            let me = self.exec.worker_index().unwrap_or(0) % homes;
             // Published once when nothing is left to claim (one write to
             // the shared counter per worker, not per job).
             let mut finished = 0;
-            while !self.aborted() {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                if k >= jobs {
-                    break;
+            // its own home first, then the others' leftovers in turn
+            'homes: for r in 0..homes {
+                let h = (me + r) % homes;
+                let range = home_range(jobs, homes, h);
+                // a plain load first: a drained home costs no write
+                while range.start + cursor[h].load(Ordering::Relaxed) < range.end {
+                    if self.aborted() {
+                        break 'homes;
+                    }
+                    let k = range.start + cursor[h].fetch_add(1, Ordering::Relaxed);
+                    if k >= range.end {
+                        break;
+                    }
+                    job(k);
+                    finished += 1;
                 }
-                job(k);
-                finished += 1;
             }
             done.fetch_add(finished, Ordering::Release);
         };
@@ -240,9 +268,9 @@ impl StepCtx<'_> {
 
     /// A relayed loop ([`StepTrace::relayed`](crate::StepTrace::relayed)):
     /// the jobs run one at a time in index order, each on worker 0 or 1 as
-    /// [`relay_owner`] says, the other waiting. A job then reads what the
-    /// loops before it wrote on either core, as in a 2-worker step whose
-    /// claims pair jobs with workers at random, but never shares its core's
+    /// [`relay_owner`] says (its home), the other waiting. A job then reads
+    /// what the loops before it wrote on either core, as in a 2-worker step
+    /// where neither worker steals, but never shares its core's
     /// caches, memory or clock with a job running beside it; its traced
     /// duration measures data migration alone. Results do not depend on
     /// who runs a job, so the step's are the same bits.
@@ -251,7 +279,7 @@ impl StepCtx<'_> {
     /// [`RELAY_HELPER_WAIT`], the caller runs the helper's jobs too until
     /// it does (a pool whose other worker is busy elsewhere never starts
     /// it); a job is started once, by whoever moves `next` past it.
-    fn relay_jobs(&self, jobs: usize, pattern: u32, job: &(impl Fn(usize) + Sync)) {
+    fn relay_jobs(&self, jobs: usize, job: &(impl Fn(usize) + Sync)) {
         // The next job to start and the jobs finished: one job in flight.
         let next = CachePadded::new(AtomicUsize::new(0));
         let finished = CachePadded::new(AtomicUsize::new(0));
@@ -266,7 +294,7 @@ impl StepCtx<'_> {
                 if f >= jobs || self.aborted() {
                     return;
                 }
-                let mine = relay_owner(pattern, f) == me
+                let mine = relay_owner(jobs, f) == me
                     || (me == 0
                         && !helper_started.load(Ordering::Acquire)
                         && since.elapsed() > RELAY_HELPER_WAIT);
@@ -358,13 +386,17 @@ impl StepCtx<'_> {
     }
 }
 
-/// Which of two workers runs job `k` of a relayed loop: a hash of the
-/// loop's number and `k`, so consecutive loops pair their jobs with
-/// workers independently, as a parallel run's claims do.
-fn relay_owner(pattern: u32, k: usize) -> usize {
-    let mut h = (u64::from(pattern) << 32 | k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    h ^= h >> 29;
-    (h.wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 63) as usize
+/// The jobs of home `h` of a loop of `jobs` jobs over `homes` homes: the
+/// `h`-th of `homes` equal runs, in index order, so a job's home follows
+/// its place in the loop whatever the loop's job count.
+pub(crate) fn home_range(jobs: usize, homes: usize, h: usize) -> Range<usize> {
+    h * jobs / homes..(h + 1) * jobs / homes
+}
+
+/// Which of two workers runs job `k` of a relayed loop of `jobs` jobs: its
+/// home's ([`home_range`]), as in a 2-worker run where nobody steals.
+fn relay_owner(jobs: usize, k: usize) -> usize {
+    usize::from(k >= home_range(jobs, 2, 0).end)
 }
 
 pub(crate) fn backoff(spins: &mut u32) {
@@ -373,5 +405,71 @@ pub(crate) fn backoff(spins: &mut u32) {
         std::hint::spin_loop();
     } else {
         std::thread::yield_now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn home_ranges_cover_every_job_once_in_order() {
+        for jobs in 0..40 {
+            for homes in 1..=MAX_HOMES {
+                let mut next = 0;
+                for h in 0..homes {
+                    let r = home_range(jobs, homes, h);
+                    assert_eq!(r.start, next, "{jobs} jobs, {homes} homes");
+                    assert!(r.len() <= jobs.div_ceil(homes));
+                    next = r.end;
+                }
+                assert_eq!(next, jobs);
+            }
+        }
+        assert_eq!(relay_owner(5, 1), 0);
+        assert_eq!(relay_owner(5, 2), 1);
+    }
+
+    /// Every job runs once, whoever's home it is, with homes that finish
+    /// at very different times (the others steal), on pools of 2 to 20
+    /// workers (past `MAX_HOMES`, homes are shared).
+    #[test]
+    fn run_jobs_runs_every_job_once_and_steals_from_a_slow_home() {
+        for workers in [2, 3, 4, 20] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(workers)
+                .build()
+                .expect("pool");
+            let pins = AtomicU32::new(0);
+            let ctx = StepCtx {
+                exec: &pool,
+                threads: workers,
+                tracer: None,
+                pin_bits: &pins,
+                abort: AtomicBool::new(false),
+                fault: None,
+            };
+            for jobs in [1, 2, 3, 7, 64, 257] {
+                let runs: Vec<AtomicUsize> = (0..jobs).map(|_| AtomicUsize::new(0)).collect();
+                let mut all = || {
+                    ctx.run_jobs(jobs, |k| {
+                        if k == 0 {
+                            // home 0's first job is slow: its other jobs
+                            // are left for the others to take
+                            std::thread::sleep(Duration::from_micros(300));
+                        }
+                        runs[k].fetch_add(1, Ordering::Relaxed);
+                    })
+                };
+                ctx.exec.install(&mut all);
+                for (k, r) in runs.iter().enumerate() {
+                    assert_eq!(
+                        r.load(Ordering::Relaxed),
+                        1,
+                        "job {k} of {jobs}, {workers} workers"
+                    );
+                }
+            }
+        }
     }
 }

@@ -209,8 +209,8 @@ impl PhysicsSystem {
     /// Records a relayed trace of the next `update`
     /// ([`StepTrace::relayed`](crate::StepTrace::relayed)): on an executor
     /// with 2 workers or more, every parallel loop runs its jobs one at a
-    /// time, each on one of two workers by a fixed pseudo-random pattern,
-    /// and the solver's schedule runs on one worker. The step's results
+    /// time, each on the one of two workers whose home range holds it (as a
+    /// 2-worker loop hands its jobs out before anyone steals), and the solver's schedule runs on one worker. The step's results
     /// are the same bits as any other's; only its time differs. Its job
     /// durations against a 1-thread trace's measure what data moving
     /// between cores costs each loop ([`Migration::measure`](crate::Migration::measure)),

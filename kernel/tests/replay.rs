@@ -113,11 +113,22 @@ fn two_workers_on_four_batches_pay_one_steal_and_one_handoff() {
     let jobs: Vec<_> = (0..4).map(|_| (0, 0, 0, 100)).collect();
     let t = trace(&[SectionKind::Schedule], &jobs);
     assert_eq!(ns(&t.replay(2, &costs(30.0, 10.0))), 200 + 30 + 10);
-    // a loop's shared counter: worker 1 claims at 30 after worker 0's
-    // claim (a handoff, 140), worker 0 claims at 100 after worker 1's
-    // (210), worker 1 at 140 (250), then the join (260)
+    // a loop's home ranges are the same: [j0 j1] and [j2 j3], no claim
+    // from another's counter
     let t = trace(&[SectionKind::Loop], &jobs);
-    assert_eq!(ns(&t.replay(2, &costs(30.0, 10.0))), 260);
+    assert_eq!(ns(&t.replay(2, &costs(30.0, 10.0))), 200 + 30 + 10);
+}
+
+#[test]
+fn a_loop_worker_done_with_its_home_takes_the_others_leftovers() {
+    // homes [300 100] and [100 100]: worker 1 (from 30) runs its two by
+    // 230, then takes job 1 from worker 0's home (a handoff: 240-340);
+    // worker 0 is busy with job 0 until 300; the driver sees 340 at 350
+    let jobs: Vec<_> = [300, 100, 100, 100].map(|d| (0, 0, 0, d)).to_vec();
+    let t = trace(&[SectionKind::Loop], &jobs);
+    assert_eq!(ns(&t.replay(2, &costs(30.0, 10.0))), 350);
+    // free: the same claims, 300 (job 0) against 300 (jobs 2, 3, 1)
+    assert_eq!(ns(&t.replay(2, &ReplayCosts::default())), 300);
 }
 
 #[test]

@@ -18,7 +18,7 @@
 
 use super::layout::{Layout, Slots};
 use super::splitter::NON_PARALLEL_SPLIT;
-use crate::jobs::{backoff, StepCtx};
+use crate::jobs::{backoff, home_range, StepCtx};
 use crate::trace::{SectionKind, PACK_CHAIN_BASE};
 use archipelago_layout::CachePadded;
 use archipelago_simd::LANES;
@@ -169,11 +169,7 @@ impl Schedule {
         // worker: its home ranges keep a parallel run's solver data on its
         // core, so what the relay measures, data moving between cores, is
         // a cost of the parallel loops.
-        let workers = if ctx.relay().is_some() {
-            1
-        } else {
-            ctx.threads.max(1)
-        };
+        let workers = if ctx.relay() { 1 } else { ctx.threads.max(1) };
         let needed = self.stages.len() * workers;
         while self.claims.len() < needed {
             self.claims.push(CachePadded::new(AtomicU32::new(0)));
@@ -231,8 +227,8 @@ impl Schedule {
                 let mut finished = 0;
                 for k in 0..workers {
                     let home = (w + k) % workers;
-                    let lo = stage.batches as usize * home / workers;
-                    let hi = stage.batches as usize * (home + 1) / workers;
+                    let Range { start: lo, end: hi } =
+                        home_range(stage.batches as usize, workers, home);
                     let claim = &this.claims[st * workers + home];
                     // A plain load first: a drained range costs no write.
                     while lo + (claim.load(Ordering::Relaxed) as usize) < hi {

@@ -48,9 +48,10 @@ pub enum SliceKind {
 pub enum SectionKind {
     /// One job on the worker driving the step.
     Serial,
-    /// A parallel loop: jobs claimed in index order from one shared counter
-    /// by the driving worker and helpers that join it one after another
-    /// (each helper a stolen half of a `rayon::join`).
+    /// A parallel loop: jobs claimed in index order, each worker's own home
+    /// range first and then the others', by the driving worker and
+    /// helpers that join it one after another (each helper a stolen half
+    /// of a `rayon::join`).
     #[default]
     Loop,
     /// The solver's staged schedule (`solver/schedule.rs`): per split
@@ -286,9 +287,8 @@ pub(crate) struct Tracer {
     /// (section, kind) as the sections were opened.
     sections: Mutex<Vec<(u32, SectionKind)>>,
     threads: usize,
-    /// A relayed step ([`StepTrace::relayed`]): parallel loops counted, so
-    /// each hands its jobs out by its own pseudo-random pattern.
-    pub relay: Option<AtomicU32>,
+    /// A relayed step ([`StepTrace::relayed`]).
+    pub relay: bool,
 }
 
 impl Tracer {
@@ -301,14 +301,14 @@ impl Tracer {
             next_section: AtomicU32::new(0),
             sections: Mutex::new(Vec::with_capacity(256)),
             threads,
-            relay: None,
+            relay: false,
         }
     }
 
     /// A recorder for a relayed step (see [`StepTrace::relayed`]).
     pub fn relayed(threads: usize) -> Self {
         Self {
-            relay: Some(AtomicU32::new(0)),
+            relay: true,
             ..Self::new(threads)
         }
     }
@@ -381,7 +381,7 @@ impl Tracer {
             sections,
             wall_ns,
             footprint_bytes: 0,
-            relayed: self.relay.is_some(),
+            relayed: self.relay,
         }
     }
 }

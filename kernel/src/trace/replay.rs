@@ -9,11 +9,13 @@
 //! - the step's sections in order, with the time between them (the driving
 //!   worker's untraced bookkeeping) serial;
 //! - a serial section on one worker;
-//! - a parallel loop (`jobs.rs`): jobs claimed in index order from one
-//!   counter; the driving worker starts at once, helper `i` after `i`
-//!   steals (each helper is the stolen half of the previous one's
-//!   `rayon::join`); a claim after another worker's costs one handoff (the
-//!   counter's cache line moves); the loop ends when the driver has seen
+//! - a parallel loop (`jobs.rs`): the jobs split into one home range per
+//!   worker; a worker claims its own range's jobs in index order, then
+//!   the other ranges' leftovers in turn; the driving worker starts at
+//!   once, helper `i` after `i` steals (each helper is the stolen half of
+//!   the previous one's `rayon::join`); a claim from a range another
+//!   worker claimed from last costs one handoff (the range's counter's
+//!   cache line moves); the loop ends when the driver has seen
 //!   every helper finish (helper `i`'s end reaches it through `i` joins);
 //! - the solver's schedule (`solver/schedule.rs`): every worker walks the
 //!   stages in order; at a stage whose predecessor in its island is not yet
@@ -56,6 +58,7 @@
 //! fork after an idle pause costs more).
 
 use super::{SectionKind, SliceKind, StepTrace, TraceEvent};
+use crate::jobs::home_range;
 use std::time::Duration;
 
 /// Chains of packed small islands are numbered from here in traces (see
@@ -133,16 +136,20 @@ impl ReplayCosts {
 /// What data moving between cores costs the jobs of a step's parallel
 /// loops and serial stretches, by job name: the model's answer to what a
 /// 1-thread trace cannot show. On one core every job finds what the jobs
-/// before it wrote in that core's caches; on `P` cores, claimed as they
-/// come, about `(P - 1) / P` of it was written on another core and its
-/// lines move first. Scattered reads of such lines cost a loop like
-/// `copy manifolds` several times its 1-thread time on a 2-core VM, more
-/// than anything else the replay leaves out.
+/// before it wrote in that core's caches; on `P` cores, part of it was
+/// written on another core and its lines move first. Home ranges keep it
+/// local between loops that split the same items the same way (bodies
+/// after bodies), not between loops over different items (manifolds in
+/// pair order, then in the solver's order; bodies, then pairs of bodies),
+/// where about `(P - 1) / P` of it is remote. Scattered reads of such
+/// lines cost a loop like `copy manifolds` several times its 1-thread time
+/// on a 2-core VM, more than anything else the replay leaves out.
 ///
 /// Measured with the kernel's own jobs ([`measure`](Self::measure)): a
 /// relayed trace ([`StepTrace::relayed`]) runs every loop's jobs one at a
-/// time, each on one of two workers at random, so half of what a job reads
-/// was written on the other core, as on 2 workers, while nothing runs
+/// time, each on the one of two workers whose home range holds it, so what
+/// a job reads was written on the other core as often as on 2 workers that
+/// do not steal, while nothing runs
 /// beside it (what running beside other jobs costs is
 /// [`ReplayCosts::co_run_slowdown`], measured apart). The solver's
 /// schedule is left out: its home ranges keep its data on its core from
@@ -539,17 +546,26 @@ fn replay_loop(jobs: &[u64], p: usize, costs: &ReplayCosts) -> u64 {
     let slow = co_run(tasks, costs);
     let mut clock: Vec<u64> = (0..tasks).map(|i| i as u64 * steal).collect();
     let mut ran = vec![false; tasks];
-    let mut last = usize::MAX;
-    for &d in jobs {
+    // per home: the next job, and who claimed from it last (its worker
+    // first: the caller's writes of the cursors are part of the steal)
+    let mut next: Vec<usize> = (0..tasks)
+        .map(|h| home_range(jobs.len(), tasks, h).start)
+        .collect();
+    let mut last: Vec<usize> = (0..tasks).collect();
+    loop {
         let w = earliest(&clock, |_| true).expect("one task at least");
-        let claim = if last != w && last != usize::MAX {
-            handoff
-        } else {
-            0
+        // its own home first, then the others' in turn; none left: done
+        let Some(h) = (0..tasks)
+            .map(|r| (w + r) % tasks)
+            .find(|&h| next[h] < home_range(jobs.len(), tasks, h).end)
+        else {
+            break;
         };
-        clock[w] += claim + slow(d);
+        let claim = if last[h] != w { handoff } else { 0 };
+        clock[w] += claim + slow(jobs[next[h]]);
+        next[h] += 1;
+        last[h] = w;
         ran[w] = true;
-        last = w;
     }
     join_end(&clock, &ran, &sync)
 }
@@ -701,7 +717,7 @@ fn replay_schedule(stages: &[StageModel], packs: &[u64], p: usize, costs: &Repla
                 let mut got = None;
                 while k < p {
                     let home = (w + k) % p;
-                    let (lo, hi) = (n * home / p, n * (home + 1) / p);
+                    let std::ops::Range { start: lo, end: hi } = home_range(n, p, home);
                     let c = &mut claimed[s * p + home];
                     if lo + *c < hi {
                         got = Some((lo + *c, k > 0));
