@@ -235,24 +235,7 @@ impl StepCtx<'_> {
             let me = self.exec.worker_index().unwrap_or(0) % homes;
             // Published once when nothing is left to claim (one write to
             // the shared counter per worker, not per job).
-            let mut finished = 0;
-            // its own home first, then the others' leftovers in turn
-            'homes: for r in 0..homes {
-                let h = (me + r) % homes;
-                let range = home_range(jobs, homes, h);
-                // a plain load first: a drained home costs no write
-                while range.start + cursor[h].load(Ordering::Relaxed) < range.end {
-                    if self.aborted() {
-                        break 'homes;
-                    }
-                    let k = range.start + cursor[h].fetch_add(1, Ordering::Relaxed);
-                    if k >= range.end {
-                        break;
-                    }
-                    job(k);
-                    finished += 1;
-                }
-            }
+            let finished = claim_homes(jobs, me, &cursor[..homes], || self.aborted(), &job);
             done.fetch_add(finished, Ordering::Release);
         };
         // A helper that starts after the jobs ran out finds nothing and
@@ -391,6 +374,40 @@ impl StepCtx<'_> {
 /// its place in the loop whatever the loop's job count.
 pub(crate) fn home_range(jobs: usize, homes: usize, h: usize) -> Range<usize> {
     h * jobs / homes..(h + 1) * jobs / homes
+}
+
+/// Worker `me`'s part of a loop of `n` items split into one home range per
+/// cursor ([`home_range`]): `run(k)` for every item it claims, from its
+/// own home first and then from the others' in turn, each home's cursor
+/// counting its claims (a plain load first: a drained home costs no
+/// write), until nothing is left or `stop()`. Returns how many it ran.
+/// The parallel loops and the solver's stages both claim this way.
+pub(crate) fn claim_homes(
+    n: usize,
+    me: usize,
+    cursors: &[CachePadded<AtomicUsize>],
+    stop: impl Fn() -> bool,
+    mut run: impl FnMut(usize),
+) -> usize {
+    let homes = cursors.len();
+    let mut ran = 0;
+    for r in 0..homes {
+        let h = (me + r) % homes;
+        let range = home_range(n, homes, h);
+        let cursor = &cursors[h];
+        while range.start + cursor.load(Ordering::Relaxed) < range.end {
+            if stop() {
+                return ran;
+            }
+            let k = range.start + cursor.fetch_add(1, Ordering::Relaxed);
+            if k >= range.end {
+                break;
+            }
+            run(k);
+            ran += 1;
+        }
+    }
+    ran
 }
 
 /// Which of two workers runs job `k` of a relayed loop of `jobs` jobs: its

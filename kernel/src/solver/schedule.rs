@@ -18,12 +18,12 @@
 
 use super::layout::{Layout, Slots};
 use super::splitter::NON_PARALLEL_SPLIT;
-use crate::jobs::{backoff, home_range, StepCtx};
+use crate::jobs::{backoff, claim_homes, StepCtx};
 use crate::trace::{SectionKind, PACK_CHAIN_BASE};
 use archipelago_layout::CachePadded;
 use archipelago_simd::LANES;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 const NO_STAGE: u32 = u32::MAX;
 
@@ -57,7 +57,7 @@ pub(crate) struct Schedule {
     stages: Vec<Stage>,
     done: Vec<CachePadded<AtomicU32>>,
     /// Per stage and worker: batches claimed from that worker's home range.
-    claims: Vec<CachePadded<AtomicU32>>,
+    claims: Vec<CachePadded<AtomicUsize>>,
     /// Packs of small islands (`layout.rs`), run by index.
     packs: u32,
     next_pack: CachePadded<AtomicU32>,
@@ -172,7 +172,7 @@ impl Schedule {
         let workers = if ctx.relay() { 1 } else { ctx.threads.max(1) };
         let needed = self.stages.len() * workers;
         while self.claims.len() < needed {
-            self.claims.push(CachePadded::new(AtomicU32::new(0)));
+            self.claims.push(CachePadded::new(AtomicUsize::new(0)));
         }
         for c in &self.claims[..needed] {
             c.store(0, Ordering::Relaxed);
@@ -224,18 +224,14 @@ impl Schedule {
                 // when it has no more to claim (one write to the shared
                 // counter per worker and stage, not one per batch: the
                 // counter's line then moves between cores twice per stage).
-                let mut finished = 0;
-                for k in 0..workers {
-                    let home = (w + k) % workers;
-                    let Range { start: lo, end: hi } =
-                        home_range(stage.batches as usize, workers, home);
-                    let claim = &this.claims[st * workers + home];
-                    // A plain load first: a drained range costs no write.
-                    while lo + (claim.load(Ordering::Relaxed) as usize) < hi {
-                        let b = lo + claim.fetch_add(1, Ordering::Relaxed) as usize;
-                        if b >= hi {
-                            break;
-                        }
+                let claims = &this.claims[st * workers..(st + 1) * workers];
+                let n = stage.batches as usize;
+                let finished = claim_homes(
+                    n,
+                    w,
+                    claims,
+                    || false,
+                    |b| {
                         let per_batch = BUNDLES_PER_BATCH as usize * LANES;
                         let whole = |(start, end): (u32, u32)| start as usize..end as usize;
                         // whole bundles: the split's last one ends in
@@ -264,11 +260,10 @@ impl Schedule {
                         };
                         batch(stage, contacts, joints);
                         ctx.job_done(name, t, section, stage.chain, st as u32, b);
-                        finished += 1;
-                    }
-                }
+                    },
+                );
                 if finished > 0 {
-                    this.done[st].fetch_add(finished, Ordering::Release);
+                    this.done[st].fetch_add(finished as u32, Ordering::Release);
                 }
             }
             while run_pack() {}
