@@ -3,9 +3,10 @@
 //! Every parallel loop of a step, and the solver's staged schedule, is one
 //! call of `run_jobs` (`jobs.rs`): the calling worker and some helpers
 //! claim job indices, each from its own home range first, and the caller
-//! waits for a done counter. So all a step needs from a thread system is [`Executor`]: how
-//! many workers it has, a way to enter it, and a way to run one function
-//! on a number of other workers while the caller runs its own part. The
+//! waits for a done counter. So all a step needs from a thread system is
+//! [`Executor`]: how many workers it has, a way to enter it, and a way to
+//! run one function on a number of other workers while the caller runs
+//! its own part. The
 //! kernel implements it for a rayon [`ThreadPool`](rayon::ThreadPool), for
 //! [`PinnedPool`], and for [`SerialExecutor`]; an engine with its own job
 //! system implements it in a few lines (`examples/scoped_executor/` does it

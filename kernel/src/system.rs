@@ -210,8 +210,9 @@ impl PhysicsSystem {
     /// ([`StepTrace::relayed`](crate::StepTrace::relayed)): on an executor
     /// with 2 workers or more, every parallel loop runs its jobs one at a
     /// time, each on the one of two workers whose home range holds it (as a
-    /// 2-worker loop hands its jobs out before anyone steals), and the solver's schedule runs on one worker. The step's results
-    /// are the same bits as any other's; only its time differs. Its job
+    /// 2-worker loop hands its jobs out before anyone steals), and the
+    /// solver's schedule runs on one worker. The step's results are the
+    /// same bits as any other's; only its time differs. Its job
     /// durations against a 1-thread trace's measure what data moving
     /// between cores costs each loop ([`Migration::measure`](crate::Migration::measure)),
     /// which a 1-thread trace cannot show and a parallel trace mixes with
