@@ -411,7 +411,15 @@ impl PairPoses {
         };
         if relative {
             p.relative = RelativePose::of(p.pos_a, p.inv_rot_a, p.pos_b, p.rot_b);
-            p.generation = [bodies.slots.generation(ia), bodies.slots.generation(ib)];
+            // Both generations in one 8-byte store: `serves` compares them
+            // as one 8-byte load, which two 4-byte stores cannot forward
+            // to (a store-forwarding stall on every looked-up pair; see
+            // `perf-reports/instructions.md`, stop 55).
+            let (ga, gb) = (bodies.slots.generation(ia), bodies.slots.generation(ib));
+            let mut bytes = [0u8; 8];
+            bytes[..4].copy_from_slice(&ga.to_ne_bytes());
+            bytes[4..].copy_from_slice(&gb.to_ne_bytes());
+            p.generation = bytemuck::cast(u64::from_ne_bytes(bytes));
         }
         p
     }

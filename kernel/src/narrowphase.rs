@@ -41,8 +41,9 @@ const MIN_WIDE_BOX_PAIRS: usize = 4;
 /// a mesh or height field with more than one manifold: two more per pair
 /// (a body on a terrain has one to three), so it rarely grows after.
 const EXTRAS_PER_JOB: usize = 2 * PAIRS_PER_JOB;
-/// Slots per compaction job.
-const COMPACT_CHUNK: usize = 1024;
+/// Slots per compaction job: whole collide jobs, so that a chunk's
+/// manifold count is the sum of its jobs' counts.
+const COMPACT_CHUNK: usize = 16 * PAIRS_PER_JOB;
 
 /// One contact manifold between two bodies, as the solver and the contact
 /// cache use it. Points are stored in each body's local frame so the position
@@ -100,11 +101,21 @@ pub(crate) struct NarrowPhase {
     /// Output offset of each compaction chunk.
     chunk_start: Vec<u32>,
     max_manifolds: usize,
-    /// Per job of [`PAIRS_PER_JOB`] pairs, the manifolds of its
-    /// shape–surface pairs beyond each pair's first, in pair order (see
-    /// [`PairSlot::extra`]). Empty until a world has meshes or height
-    /// fields; each grows to its high-water mark, then allocates no more.
-    extras: Vec<Vec<SlotManifold>>,
+    /// Per job of [`PAIRS_PER_JOB`] pairs, what it found beside its slots.
+    jobs: Vec<JobOutput>,
+}
+
+/// What a collide job hands to compaction beside its slots.
+struct JobOutput {
+    /// The manifolds of its shape–surface pairs beyond each pair's first,
+    /// in pair order (see [`PairSlot::extra`]). Empty until a world has
+    /// meshes or height fields; each grows to its high-water mark, then
+    /// allocates no more.
+    extra: Vec<SlotManifold>,
+    /// Its manifolds in all (touching slots and extras), counted while
+    /// its slots are still in cache: compaction needs no pass of its own
+    /// over every slot to place its chunks' output.
+    manifolds: u32,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -130,8 +141,11 @@ impl NarrowPhase {
             depth_order: Vec::with_capacity(max_body_pairs),
             chunk_start: Vec::with_capacity(max_body_pairs / COMPACT_CHUNK + 2),
             max_manifolds: max_contact_constraints,
-            extras: (0..max_body_pairs.div_ceil(PAIRS_PER_JOB))
-                .map(|_| Vec::new())
+            jobs: (0..max_body_pairs.div_ceil(PAIRS_PER_JOB))
+                .map(|_| JobOutput {
+                    extra: Vec::new(),
+                    manifolds: 0,
+                })
                 .collect(),
         }
     }
@@ -170,13 +184,14 @@ impl NarrowPhase {
         // One add per job: a sum, the same whatever order jobs finish in.
         let apart_by_bounds = AtomicU32::new(0);
         let jointed = AtomicU32::new(0);
-        let extras = Disjoint::new(&mut self.extras[..pairs.len().div_ceil(PAIRS_PER_JOB)]);
+        let jobs = Disjoint::new(&mut self.jobs[..pairs.len().div_ceil(PAIRS_PER_JOB)]);
         let hits = ctx.par_chunks_mut("collide pairs", slots, PAIRS_PER_JOB, |first, chunk| {
             let pairs = &pairs[first..first + chunk.len()];
             let job = first / PAIRS_PER_JOB;
             // SAFETY: job `job` owns its pairs' chunk, and with it the one
-            // extra list of the same index.
-            let extra = unsafe { &mut extras.slice_mut(job, job + 1)[0] };
+            // output of the same index.
+            let output = unsafe { &mut jobs.slice_mut(job, job + 1)[0] };
+            let extra = &mut output.extra;
             extra.clear();
             // a multi-manifold pair's output, and the scratch a compound's
             // child gathers its surface contacts into (each made once a job,
@@ -285,6 +300,10 @@ impl NarrowPhase {
             if let Some((lanes, entries)) = &mut waiting {
                 collide_boxes(lanes, entries, chunk, pairs, bodies, max_separation, cached);
             }
+            output.manifolds = chunk
+                .iter()
+                .map(|s| u32::from(s.manifold.count > 0) + u32::from(s.extra))
+                .sum();
             apart_by_bounds.fetch_add(apart, Ordering::Relaxed);
             jointed.fetch_add(joined, Ordering::Relaxed);
             hits
@@ -305,26 +324,20 @@ impl NarrowPhase {
     }
 
     /// Gathers the touching slots into `manifolds`, in pair order (a
-    /// slot's extra manifolds right after its own): each chunk counts its
-    /// manifolds, a prefix sum gives each chunk its output range, and the
+    /// slot's extra manifolds right after its own): a prefix sum of the
+    /// collide jobs' counts gives each chunk its output range, and the
     /// chunks copy in parallel.
     fn compact(&mut self, ctx: &StepCtx, pairs: &[BodyPair]) -> NarrowStats {
         let n = pairs.len();
         let slots = &self.slots[..n];
-        let extras = &self.extras;
+        let jobs = &self.jobs[..n.div_ceil(PAIRS_PER_JOB)];
         let chunks = n.div_ceil(COMPACT_CHUNK);
         self.chunk_start.clear();
-        self.chunk_start.resize(chunks + 1, 0);
-        ctx.par_chunks_mut("count manifolds", &mut self.chunk_start[1..], 1, |k, c| {
-            let range = k * COMPACT_CHUNK..((k + 1) * COMPACT_CHUNK).min(n);
-            c[0] = slots[range]
-                .iter()
-                .map(|s| u32::from(s.manifold.count > 0) + u32::from(s.extra))
-                .sum();
-            0
-        });
-        for k in 0..chunks {
-            self.chunk_start[k + 1] += self.chunk_start[k];
+        self.chunk_start.push(0);
+        let mut at = 0;
+        for chunk in jobs.chunks(COMPACT_CHUNK / PAIRS_PER_JOB) {
+            at += chunk.iter().map(|j| j.manifolds).sum::<u32>();
+            self.chunk_start.push(at);
         }
         let touching = self.chunk_start[chunks] as usize;
         if touching <= self.max_manifolds {
@@ -339,7 +352,7 @@ impl NarrowPhase {
                     // output range.
                     let dst = unsafe { out.slice_mut(starts[k] as usize, starts[k + 1] as usize) };
                     let mut d = 0;
-                    for_each_manifold(slots, extras, pairs, range, |m| {
+                    for_each_manifold(slots, jobs, pairs, range, |m| {
                         dst[d] = m;
                         d += 1;
                     });
@@ -353,7 +366,7 @@ impl NarrowPhase {
         // restore pair order.
         self.depth_order.clear();
         let mut at = 0u32;
-        for_each_manifold(slots, extras, pairs, 0..n, |m| {
+        for_each_manifold(slots, jobs, pairs, 0..n, |m| {
             let deepest = m.separation[..m.count as usize]
                 .iter()
                 .copied()
@@ -368,7 +381,7 @@ impl NarrowPhase {
         kept.sort_unstable_by_key(|&(_, k)| k);
         let (mut at, mut next) = (0u32, 0);
         let manifolds = &mut self.manifolds;
-        for_each_manifold(slots, extras, pairs, 0..n, |m| {
+        for_each_manifold(slots, jobs, pairs, 0..n, |m| {
             if next < kept.len() && kept[next].1 == at {
                 manifolds.push(m);
                 next += 1;
@@ -386,7 +399,7 @@ impl NarrowPhase {
 /// own, then its extras (from its job's list).
 fn for_each_manifold(
     slots: &[PairSlot],
-    extras: &[Vec<SlotManifold>],
+    jobs: &[JobOutput],
     pairs: &[BodyPair],
     range: core::ops::Range<usize>,
     mut f: impl FnMut(Manifold),
@@ -407,7 +420,7 @@ fn for_each_manifold(
         if s.manifold.count > 0 {
             f(s.manifold.manifold_of(pairs[k]));
         }
-        for e in &extras[job][cursor..cursor + s.extra as usize] {
+        for e in &jobs[job].extra[cursor..cursor + s.extra as usize] {
             f(e.manifold_of(pairs[k]));
         }
         cursor += s.extra as usize;
