@@ -83,10 +83,10 @@ impl Capacities {
     /// less). Nothing grows later but a few scratch lists sized by the
     /// largest step seen. Measured on x86-64 (a test holds the estimate to
     /// within 10% of the allocator's count): ~940 B per body, ~590 B per
-    /// body pair (half of it the body-pair cache's last-step slots), ~2.0
+    /// body pair (half of it the body-pair cache's last-step slots), ~1.9
     /// kB per contact constraint (most of it the solver's bundles, with
     /// room for every split's padding), ~3.9 kB per joint, plus ~0.26 MB;
-    /// the default capacities come to ~106 MB.
+    /// the default capacities come to ~107 MB.
     pub fn memory_bytes(&self) -> usize {
         self.max_bodies
             .saturating_mul(BYTES_PER_BODY)
@@ -104,7 +104,7 @@ impl Capacities {
 /// [`Capacities::memory_bytes`]).
 const BYTES_PER_BODY: usize = 949 + crate::query::QueryTrees::bytes_per_body();
 const BYTES_PER_PAIR: usize = 586;
-const BYTES_PER_CONTACT: usize = 2022 + crate::events::ContactEvents::bytes_per_contact();
+const BYTES_PER_CONTACT: usize = 1649 + crate::events::ContactEvents::bytes_per_contact();
 const BYTES_PER_JOINT: usize = 3895;
 const FIXED_BYTES: usize = 262_000;
 

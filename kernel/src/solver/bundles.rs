@@ -79,6 +79,7 @@ impl BundleKernel for PositionBundles<'_, '_> {
 /// One bundle's setup from its gathered rows.
 pub(crate) struct PrepareBundle<'s> {
     pub rows: &'s SetupRows,
+    pub positions: &'s PositionPrestep,
     pub settings: &'s PhysicsSettings,
     pub dt: f32,
     pub prestep: &'s mut ContactPrestep,
@@ -93,6 +94,7 @@ impl BundleKernel for PrepareBundle<'_> {
             prepare(
                 l,
                 self.rows,
+                self.positions,
                 self.settings,
                 self.dt,
                 self.prestep,

@@ -66,7 +66,7 @@ use bundles::{
 use constraint::{iterate, Contacts};
 use contact::batch::{BundleBodies, ContactImpulses, ContactPrestep, PositionPrestep};
 use contact::position::{lane_used, solve_position};
-use contact::prepare::{gather, prepare, prepare_positions, SetupRows};
+use contact::prepare::{gather, prepare, SetupRows};
 use dispatch::dispatch;
 use joint::batch::{JointBodyRows, JointDef, JointImpulses, JointPrestep};
 use layout::{Layout, PADDING};
@@ -453,13 +453,13 @@ impl Solver {
                     let lanes: &[u32; LANES] = slots[b * LANES..(b + 1) * LANES]
                         .try_into()
                         .expect("whole bundles");
-                    gather(lanes, bodies, manifolds, vel, zero, &mut rows, r);
-                    prepare_positions(&rows, pp);
+                    gather(lanes, bodies, manifolds, vel, zero, &mut rows, pp, r);
                     match width {
                         SolverWidth::Wide => dispatch(
                             simd,
                             PrepareBundle {
                                 rows: &rows,
+                                positions: pp,
                                 settings,
                                 dt,
                                 prestep: p,
@@ -468,7 +468,7 @@ impl Solver {
                         ),
                         SolverWidth::Scalar => {
                             for lane in 0..LANES {
-                                prepare(One(lane), &rows, settings, dt, p, imp);
+                                prepare(One(lane), &rows, pp, settings, dt, p, imp);
                             }
                         }
                     }

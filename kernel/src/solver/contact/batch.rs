@@ -33,11 +33,10 @@ pub(crate) struct BundleBodies {
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C)]
 pub(crate) struct PointRow {
-    /// `r_a × n`, `r_b × n`, and the same times the world inverse inertias.
+    /// `r_a × n`, `r_b × n` (the iterations turn them by the bundle's
+    /// inverse inertias: see [`ContactPrestep::ia`]).
     pub ra_x: Row3,
     pub rb_x: Row3,
-    pub ia_ra_x: Row3,
-    pub ib_rb_x: Row3,
     /// `1 / (J M⁻¹ Jᵀ)`.
     pub mass: Row,
     /// The normal velocity the solver keeps the point at or above.
@@ -50,8 +49,6 @@ pub(crate) struct PointRow {
 pub(crate) struct FrictionRow {
     pub ra_x: Row3,
     pub rb_x: Row3,
-    pub ia_ra_x: Row3,
-    pub ib_rb_x: Row3,
     pub mass: Row,
 }
 
@@ -61,14 +58,9 @@ pub(crate) struct FrictionRow {
 pub(crate) struct BlockPrestep {
     /// 1 where the lane has a face block, else 0.
     pub has: Row,
+    /// `r_a × n`, `r_b × n` at the centre of the points.
     pub ra_x: Row3,
     pub rb_x: Row3,
-    pub ia_ra_x: Row3,
-    pub ia_t1: Row3,
-    pub ia_t2: Row3,
-    pub ib_rb_x: Row3,
-    pub ib_t1: Row3,
-    pub ib_t2: Row3,
     /// `K3⁻¹` by columns.
     pub k3_inv: [Row3; 3],
     pub u_target: Row3,
@@ -84,6 +76,13 @@ pub(crate) struct BlockPrestep {
 /// iteration of a face-manifold bundle reads are one contiguous run, which
 /// the hardware prefetcher follows from bundle to bundle. (With the point
 /// rows in the middle, the velocity solve of the pyramid took ~8% longer.)
+///
+/// No row keeps its lever arms turned by the inverse inertias (`I⁻¹ (r ×
+/// n)`): the iterations compute them from [`ia`](Self::ia), [`ib`](Self::ib)
+/// with the same products setup used, so the bits are the same. Stored,
+/// they were 60 of 164 floats a lane; an iteration of the pyramid streams
+/// its prestep from L3 (5.5 MB a step) and setup is bound by writing it,
+/// so 16-lane arithmetic is cheaper than the cache lines.
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(64))]
 pub(crate) struct ContactPrestep {
@@ -96,10 +95,12 @@ pub(crate) struct ContactPrestep {
     pub friction: Row,
     /// Points in the lane's manifold (1–4; 0 for a padding lane).
     pub count: Row,
+    /// World inverse inertias by columns, as at the step's start (the
+    /// position solve uses them too).
+    pub ia: [Row3; 3],
+    pub ib: [Row3; 3],
     pub friction_rows: [FrictionRow; 2],
-    /// Twist row about the normal: the inertia-weighted normals and mass.
-    pub twist_ia: Row3,
-    pub twist_ib: Row3,
+    /// Twist row about the normal: its mass.
     pub twist_mass: Row,
     /// Mean distance of the points from their centre.
     pub twist_radius: Row,
@@ -121,15 +122,13 @@ pub(crate) struct ContactImpulses {
 }
 
 /// What the position solve reads besides the prestep: the manifold's
-/// body-local points, the world inverse inertias (as at the step's start),
-/// and the poses of static sides (which never move).
+/// body-local points and the poses of the sides at the step's start (the
+/// static ones never move). Setup gathers the poses and points straight
+/// into it and reads them from here.
 #[derive(Clone, Copy, Pod, Zeroable)]
 #[repr(C, align(64))]
 pub(crate) struct PositionPrestep {
     pub local_a: [Row3; POINTS],
     pub local_b: [Row3; POINTS],
-    /// World inverse inertias by columns.
-    pub ia: [Row3; 3],
-    pub ib: [Row3; 3],
     pub statics: crate::solver::poses::StaticPoses,
 }

@@ -35,7 +35,7 @@ pub(crate) fn solve_position<L: Lane>(
         y_axis: l.load3(&c[1]),
         z_axis: l.load3(&c[2]),
     };
-    let (ia, ib) = (m3(&pp.ia), m3(&pp.ib));
+    let (ia, ib) = (m3(&p.ia), m3(&p.ib));
     let count = l.load(&p.count);
     let slop = L::R::splat(s.penetration_slop);
     let deepest = L::R::splat(-s.max_penetration_distance);

@@ -28,11 +28,12 @@ use archipelago_simd::{Lane, Real, LANES, M3, Q4, V3};
 const BLOCK_TARGET_FIT: f32 = 1e-4;
 
 /// One bundle's inputs, a row per value.
+///
+/// The inputs the position solve also reads (poses, inertias, the
+/// manifolds' local points) are gathered straight into the bundle's
+/// [`PositionPrestep`] instead, which setup then reads: copying them there
+/// afterwards was 3.7 KB a bundle.
 pub(crate) struct SetupRows {
-    pub(crate) xa: Row3,
-    pub(crate) xb: Row3,
-    pub(crate) qa: [Row; 4],
-    pub(crate) qb: [Row; 4],
     pub(crate) ima: Row,
     pub(crate) imb: Row,
     /// World inverse inertias by columns.
@@ -48,13 +49,9 @@ pub(crate) struct SetupRows {
     pub(crate) wb: Row3,
     pub(crate) normal: Row3,
     pub(crate) count: Row,
-    pub(crate) local_a: [Row3; POINTS],
-    pub(crate) local_b: [Row3; POINTS],
     pub(crate) separation: [Row; POINTS],
     pub(crate) normal_impulse: [Row; POINTS],
     pub(crate) friction_impulse: [Row; 3],
-    pub(crate) static_a: Row,
-    pub(crate) static_b: Row,
 }
 
 impl SetupRows {
@@ -62,10 +59,6 @@ impl SetupRows {
         let z = [0.0; LANES];
         let z3 = [z; 3];
         Self {
-            xa: z3,
-            xb: z3,
-            qa: [z; 4],
-            qb: [z; 4],
             ima: z,
             imb: z,
             ia: [z3; 3],
@@ -80,13 +73,9 @@ impl SetupRows {
             wb: z3,
             normal: z3,
             count: z,
-            local_a: [z3; POINTS],
-            local_b: [z3; POINTS],
             separation: [z; POINTS],
             normal_impulse: [z; POINTS],
             friction_impulse: [z; 3],
-            static_a: z,
-            static_b: z,
         }
     }
 }
@@ -98,8 +87,10 @@ fn put3(row: &mut Row3, lane: usize, v: [f32; 3]) {
 }
 
 /// Copies the inputs of the manifolds in `slots` (one bundle; [`PADDING`]
-/// for a padding lane) into `rows`, and their bodies' solver slots into
-/// `refs` (static bodies and padding at `zero`).
+/// for a padding lane) into `rows` and `pos` (what the position solve
+/// reads too), and their bodies' solver slots into `refs` (static bodies
+/// and padding at `zero`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn gather(
     slots: &[u32; LANES],
     bodies: &Bodies,
@@ -107,21 +98,26 @@ pub(crate) fn gather(
     vel: &[BodyVelocity],
     zero: usize,
     rows: &mut SetupRows,
+    pos: &mut PositionPrestep,
     refs: &mut BundleBodies,
 ) {
+    let st = &mut pos.statics;
     for (lane, &mi) in slots.iter().enumerate() {
         if mi == PADDING {
-            // No points, no mass; a unit normal and rotation, so nothing
-            // computed for the lane is NaN.
+            // No points, no mass; a unit normal and rotation and zero
+            // points, so nothing computed for the lane is NaN (the buffer
+            // holds whatever an earlier step left in it).
             refs.a[lane] = zero as u32;
             refs.b[lane] = zero as u32;
             rows.count[lane] = 0.0;
-            rows.static_a[lane] = 0.0;
-            rows.static_b[lane] = 0.0;
+            st.static_a[lane] = 0.0;
+            st.static_b[lane] = 0.0;
             rows.ima[lane] = 0.0;
             rows.imb[lane] = 0.0;
             put3(&mut rows.normal, lane, [0.0, 1.0, 0.0]);
-            for q in [&mut rows.qa, &mut rows.qb] {
+            put3(&mut st.xa, lane, [0.0; 3]);
+            put3(&mut st.xb, lane, [0.0; 3]);
+            for q in [&mut st.qa, &mut st.qb] {
                 for (c, v) in q.iter_mut().zip([0.0, 0.0, 0.0, 1.0]) {
                     c[lane] = v;
                 }
@@ -129,6 +125,10 @@ pub(crate) fn gather(
             for c in 0..3 {
                 put3(&mut rows.ia[c], lane, [0.0; 3]);
                 put3(&mut rows.ib[c], lane, [0.0; 3]);
+            }
+            for k in 0..POINTS {
+                put3(&mut pos.local_a[k], lane, [0.0; 3]);
+                put3(&mut pos.local_b[k], lane, [0.0; 3]);
             }
             continue;
         }
@@ -144,17 +144,17 @@ pub(crate) fn gather(
         let (sa, sb) = (slot(a), slot(b));
         refs.a[lane] = sa as u32;
         refs.b[lane] = sb as u32;
-        rows.static_a[lane] = (sa == zero) as u32 as f32;
-        rows.static_b[lane] = (sb == zero) as u32 as f32;
-        put3(&mut rows.xa, lane, bodies.position.get(a));
-        put3(&mut rows.xb, lane, bodies.position.get(b));
+        st.static_a[lane] = (sa == zero) as u32 as f32;
+        st.static_b[lane] = (sb == zero) as u32 as f32;
+        put3(&mut st.xa, lane, bodies.position.get(a));
+        put3(&mut st.xb, lane, bodies.position.get(b));
         for (c, (&qa, &qb)) in bodies.rotation[a]
             .iter()
             .zip(&bodies.rotation[b])
             .enumerate()
         {
-            rows.qa[c][lane] = qa;
-            rows.qb[c][lane] = qb;
+            st.qa[c][lane] = qa;
+            st.qb[c][lane] = qb;
         }
         rows.ima[lane] = bodies.inv_mass[a];
         rows.imb[lane] = bodies.inv_mass[b];
@@ -183,8 +183,8 @@ pub(crate) fn gather(
         put3(&mut rows.normal, lane, m.normal.to_array());
         rows.count[lane] = m.count as f32;
         for k in 0..POINTS {
-            put3(&mut rows.local_a[k], lane, m.local_a[k].to_array());
-            put3(&mut rows.local_b[k], lane, m.local_b[k].to_array());
+            put3(&mut pos.local_a[k], lane, m.local_a[k].to_array());
+            put3(&mut pos.local_b[k], lane, m.local_b[k].to_array());
             rows.separation[k][lane] = m.separation[k];
             rows.normal_impulse[k][lane] = m.normal_impulse[k];
         }
@@ -247,16 +247,42 @@ pub(crate) struct FaceBlock<R: Real> {
     pub valid: R::Mask,
     pub ra_x: V3<R>,
     pub rb_x: V3<R>,
+    pub k3_inv: M3<R>,
+    pub u_target: V3<R>,
+    pub a_cols: [V3<R>; POINTS],
+    pub p: [V3<R>; POINTS],
+}
+
+/// The face block's three directions (the normal at the centre, the turns
+/// about `t2` and `t1`) through each body's world inverse inertia. Setup
+/// builds `K3` from them and each iteration applies the block's impulse
+/// through them: the same products both times, so the same bits.
+pub(crate) struct BlockArms<R> {
     pub ia_ra_x: V3<R>,
     pub ia_t1: V3<R>,
     pub ia_t2: V3<R>,
     pub ib_rb_x: V3<R>,
     pub ib_t1: V3<R>,
     pub ib_t2: V3<R>,
-    pub k3_inv: M3<R>,
-    pub u_target: V3<R>,
-    pub a_cols: [V3<R>; POINTS],
-    pub p: [V3<R>; POINTS],
+}
+
+#[inline(always)]
+pub(crate) fn block_arms<R: Real>(
+    ia: &M3<R>,
+    ib: &M3<R>,
+    ra_x: V3<R>,
+    rb_x: V3<R>,
+    t1: V3<R>,
+    t2: V3<R>,
+) -> BlockArms<R> {
+    BlockArms {
+        ia_ra_x: ia.mul_vec(ra_x),
+        ia_t1: ia.mul_vec(t1),
+        ia_t2: ia.mul_vec(t2),
+        ib_rb_x: ib.mul_vec(rb_x),
+        ib_t1: ib.mul_vec(t1),
+        ib_t2: ib.mul_vec(t2),
+    }
 }
 
 /// Whether point `k` exists in the lane.
@@ -334,13 +360,14 @@ pub(crate) fn face_block<R: Real>(
     valid = R::and(valid, R::not(misfit.gt(R::splat(BLOCK_TARGET_FIT))));
     let ra_x = ra.cross(n);
     let rb_x = rb.cross(n);
-    let (ia_ra_x, ib_rb_x) = (ia.mul_vec(ra_x), ib.mul_vec(rb_x));
-    let (ia_t1, ia_t2, ib_t1, ib_t2) = (
-        ia.mul_vec(t1),
-        ia.mul_vec(t2),
-        ib.mul_vec(t1),
-        ib.mul_vec(t2),
-    );
+    let BlockArms {
+        ia_ra_x,
+        ia_t1,
+        ia_t2,
+        ib_rb_x,
+        ib_t1,
+        ib_t2,
+    } = block_arms(ia, ib, ra_x, rb_x, t1, t2);
     let kcc = ima + imb + ia_ra_x.dot(ra_x) + ib_rb_x.dot(rb_x);
     let kc1 = -(ia_ra_x + ib_rb_x).dot(t2);
     let kc2 = (ia_ra_x + ib_rb_x).dot(t1);
@@ -370,12 +397,6 @@ pub(crate) fn face_block<R: Real>(
         valid,
         ra_x,
         rb_x,
-        ia_ra_x,
-        ia_t1,
-        ia_t2,
-        ib_rb_x,
-        ib_t1,
-        ib_t2,
         k3_inv,
         u_target,
         a_cols,
@@ -383,25 +404,9 @@ pub(crate) fn face_block<R: Real>(
     }
 }
 
-/// What the position solve needs of a bundle, copied from its input rows
-/// (lane by lane: nothing to compute).
-pub(crate) fn prepare_positions(rows: &SetupRows, pp: &mut PositionPrestep) {
-    pp.local_a = rows.local_a;
-    pp.local_b = rows.local_b;
-    pp.ia = rows.ia;
-    pp.ib = rows.ib;
-    pp.statics = crate::solver::poses::StaticPoses {
-        static_a: rows.static_a,
-        static_b: rows.static_b,
-        xa: rows.xa,
-        qa: rows.qa,
-        xb: rows.xb,
-        qb: rows.qb,
-    };
-}
-
-/// Computes a bundle's (or one lane's) constraints from its input rows into
-/// its prestep and, from the manifolds' warm-start impulses, its impulses.
+/// Computes a bundle's (or one lane's) constraints from its input rows
+/// (`rows`, and the poses, inertias and local points in `pos`) into its
+/// prestep and, from the manifolds' warm-start impulses, its impulses.
 // Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
 // In the unit-test build, one out-of-line copy per lane type instead, which
 // the property tests then share with the step rather than compiling their
@@ -411,6 +416,7 @@ pub(crate) fn prepare_positions(rows: &SetupRows, pp: &mut PositionPrestep) {
 pub(crate) fn prepare<L: Lane>(
     l: L,
     rows: &SetupRows,
+    pos: &PositionPrestep,
     s: &PhysicsSettings,
     dt: f32,
     p: &mut ContactPrestep,
@@ -428,8 +434,8 @@ pub(crate) fn prepare<L: Lane>(
         z: l.load(&q[2]),
         w: l.load(&q[3]),
     };
-    let (xa, xb) = (l.load3(&rows.xa), l.load3(&rows.xb));
-    let (qa, qb) = (q4(&rows.qa), q4(&rows.qb));
+    let (xa, xb) = (l.load3(&pos.statics.xa), l.load3(&pos.statics.xb));
+    let (qa, qb) = (q4(&pos.statics.qa), q4(&pos.statics.qb));
     let (ima, imb) = (l.load(&rows.ima), l.load(&rows.imb));
     let (ia, ib) = (m3(&rows.ia), m3(&rows.ib));
     let n = l.load3(&rows.normal);
@@ -453,8 +459,8 @@ pub(crate) fn prepare<L: Lane>(
     for k in 0..POINTS {
         let has = has_point(count, k);
         // Lever arms to the midpoint between the two surfaces (Jolt).
-        let mid = ((xa + qa.rotate(l.load3(&rows.local_a[k])))
-            + (xb + qb.rotate(l.load3(&rows.local_b[k]))))
+        let mid = ((xa + qa.rotate(l.load3(&pos.local_a[k])))
+            + (xb + qb.rotate(l.load3(&pos.local_b[k]))))
         .scale(half);
         let row = axis_row(mid - xa, mid - xb, n, ima, imb, &ia, &ib);
         let vn = n.dot(vb - va) + row.rb_x.dot(wb) - row.ra_x.dot(wa);
@@ -467,8 +473,6 @@ pub(crate) fn prepare<L: Lane>(
         let pr = &mut p.points[k];
         l.store3(&mut pr.ra_x, V3::select(has, row.ra_x, V3::zero()));
         l.store3(&mut pr.rb_x, V3::select(has, row.rb_x, V3::zero()));
-        l.store3(&mut pr.ia_ra_x, V3::select(has, row.ia_ra_x, V3::zero()));
-        l.store3(&mut pr.ib_rb_x, V3::select(has, row.ib_rb_x, V3::zero()));
         l.store(&mut pr.mass, L::R::select(has, row.mass, zero));
         l.store(&mut pr.target, targets[k]);
         l.store(
@@ -496,15 +500,15 @@ pub(crate) fn prepare<L: Lane>(
         let fr = &mut p.friction_rows[r];
         l.store3(&mut fr.ra_x, row.ra_x);
         l.store3(&mut fr.rb_x, row.rb_x);
-        l.store3(&mut fr.ia_ra_x, row.ia_ra_x);
-        l.store3(&mut fr.ib_rb_x, row.ib_rb_x);
         l.store(&mut fr.mass, row.mass);
         l.store(&mut imp.friction[r], l.load(&rows.friction_impulse[r]));
     }
     let (ia_n, ib_n) = (ia.mul_vec(n), ib.mul_vec(n));
     let k_twist = ia_n.dot(n) + ib_n.dot(n);
-    l.store3(&mut p.twist_ia, ia_n);
-    l.store3(&mut p.twist_ib, ib_n);
+    for c in 0..3 {
+        l.store3(&mut p.ia[c], l.load3(&rows.ia[c]));
+        l.store3(&mut p.ib[c], l.load3(&rows.ib[c]));
+    }
     l.store(
         &mut p.twist_mass,
         L::R::select(k_twist.gt(zero), L::R::splat(1.0) / k_twist, zero),
@@ -528,12 +532,6 @@ pub(crate) fn prepare<L: Lane>(
     l.store(&mut b.has, L::R::select(v, L::R::splat(1.0), zero));
     l.store3(&mut b.ra_x, keep(fb.ra_x));
     l.store3(&mut b.rb_x, keep(fb.rb_x));
-    l.store3(&mut b.ia_ra_x, keep(fb.ia_ra_x));
-    l.store3(&mut b.ia_t1, keep(fb.ia_t1));
-    l.store3(&mut b.ia_t2, keep(fb.ia_t2));
-    l.store3(&mut b.ib_rb_x, keep(fb.ib_rb_x));
-    l.store3(&mut b.ib_t1, keep(fb.ib_t1));
-    l.store3(&mut b.ib_t2, keep(fb.ib_t2));
     l.store3(&mut b.k3_inv[0], keep(fb.k3_inv.x_axis));
     l.store3(&mut b.k3_inv[1], keep(fb.k3_inv.y_axis));
     l.store3(&mut b.k3_inv[2], keep(fb.k3_inv.z_axis));
@@ -637,8 +635,9 @@ mod tests {
         // apply a reduced impulse both ways
         let df = Vec3::new(3.0, 0.4, -0.7);
         let g = |x| glam(x);
-        let wa_block = wa + g(block.ia_t2) * df.y - g(block.ia_t1) * df.z - g(block.ia_ra_x) * df.x;
-        let wb_block = wb + g(block.ib_rb_x) * df.x - g(block.ib_t2) * df.y + g(block.ib_t1) * df.z;
+        let arms = block_arms(&m(ia), &m(ib), block.ra_x, block.rb_x, v(t1), v(t2));
+        let wa_block = wa + g(arms.ia_t2) * df.y - g(arms.ia_t1) * df.z - g(arms.ia_ra_x) * df.x;
+        let wb_block = wb + g(arms.ib_rb_x) * df.x - g(arms.ib_t2) * df.y + g(arms.ib_t1) * df.z;
         let (mut wa_rows, mut wb_rows, mut va_rows) = (wa, wb, va);
         let mut total = 0.0;
         for (k, r) in rows.iter().enumerate() {
@@ -668,8 +667,8 @@ mod tests {
         let (mut va2, mut wa2, mut vb2, mut wb2) = (va, wa, vb, wb);
         va2 -= n * (f.x * ima);
         vb2 += n * (f.x * imb);
-        wa2 += g(block.ia_t2) * f.y - g(block.ia_t1) * f.z - g(block.ia_ra_x) * f.x;
-        wb2 += g(block.ib_rb_x) * f.x - g(block.ib_t2) * f.y + g(block.ib_t1) * f.z;
+        wa2 += g(arms.ia_t2) * f.y - g(arms.ia_t1) * f.z - g(arms.ia_ra_x) * f.x;
+        wb2 += g(arms.ib_rb_x) * f.x - g(arms.ib_t2) * f.y + g(arms.ib_t1) * f.z;
         for r in &rows {
             let vel = n.dot(vb2 - va2) + g(r.rb_x).dot(wb2) - g(r.ra_x).dot(wa2);
             assert!(vel.abs() < 1e-4);

@@ -8,7 +8,7 @@
 
 use super::batch::{ContactImpulses, ContactPrestep, PositionPrestep};
 use super::position::solve_position;
-use super::prepare::{prepare, prepare_positions, SetupRows};
+use super::prepare::{prepare, SetupRows};
 use super::solve::{solve, warm_start};
 use crate::math::{perpendicular, world_inverse_inertia, Quat, Vec3};
 use crate::settings::PhysicsSettings;
@@ -46,9 +46,11 @@ enum Kind {
     Dynamic,
 }
 
-/// A random bundle of contact inputs.
-fn random_rows(r: &mut TestRng) -> SetupRows {
+/// A random bundle of contact inputs: the rows, and the poses, inertias
+/// and local points (which setup gathers into the position prestep).
+fn random_rows(r: &mut TestRng) -> (SetupRows, PositionPrestep) {
     let mut rows = SetupRows::new();
+    let mut pos = PositionPrestep::zeroed();
     for l in 0..LANES {
         let kind = |r: &mut TestRng| match r.below(5) {
             0 => Kind::Static,
@@ -74,9 +76,9 @@ fn random_rows(r: &mut TestRng) -> SetupRows {
                 &mut rows.ia,
                 &mut rows.va,
                 &mut rows.wa,
-                &mut rows.static_a,
-                &mut rows.xa,
-                &mut rows.qa,
+                &mut pos.statics.static_a,
+                &mut pos.statics.xa,
+                &mut pos.statics.qa,
             ),
             (
                 kb,
@@ -86,9 +88,9 @@ fn random_rows(r: &mut TestRng) -> SetupRows {
                 &mut rows.ib,
                 &mut rows.vb,
                 &mut rows.wb,
-                &mut rows.static_b,
-                &mut rows.xb,
-                &mut rows.qb,
+                &mut pos.statics.static_b,
+                &mut pos.statics.xb,
+                &mut pos.statics.qb,
             ),
         ] {
             put3(rx, l, x);
@@ -144,12 +146,12 @@ fn random_rows(r: &mut TestRng) -> SetupRows {
             };
             let sep = r.f(-0.05, 0.03);
             put3(
-                &mut rows.local_a[k],
+                &mut pos.local_a[k],
                 l,
                 qa.inverse() * (p - n * (0.5 * sep) - xa),
             );
             put3(
-                &mut rows.local_b[k],
+                &mut pos.local_b[k],
                 l,
                 qb.inverse() * (p + n * (0.5 * sep) - xb),
             );
@@ -165,7 +167,7 @@ fn random_rows(r: &mut TestRng) -> SetupRows {
             f[l] = r.f(-20.0, 20.0);
         }
     }
-    rows
+    (rows, pos)
 }
 
 fn pair<L: Lane>(l: L, rows: &SetupRows) -> PairVelocity<L::R> {
@@ -190,30 +192,34 @@ struct WideOut {
 
 /// Setup, warm start, 10 velocity iterations and 2 position pushes of one
 /// bundle, all lanes at once on lane type `l`.
-fn run_wide<L: Lane>(l: L, rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> WideOut {
+fn run_wide<L: Lane>(
+    l: L,
+    (rows, pp): &(SetupRows, PositionPrestep),
+    s: &PhysicsSettings,
+    dt: f32,
+) -> WideOut {
     let (mut pw, mut iw) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
-    prepare(l, rows, s, dt, &mut pw, &mut iw);
+    prepare(l, rows, pp, s, dt, &mut pw, &mut iw);
     let mut v = pair(l, rows);
     warm_start(l, &pw, &iw, &mut v);
     for _ in 0..10 {
         solve(l, &pw, &mut iw, &mut v);
     }
-    let mut pp = PositionPrestep::zeroed();
-    prepare_positions(rows, &mut pp);
     let q = |f: &[[f32; LANES]; 4]| Q4 {
         x: l.load(&f[0]),
         y: l.load(&f[1]),
         z: l.load(&f[2]),
         w: l.load(&f[3]),
     };
+    let st = &pp.statics;
     let mut x = PairPose {
-        xa: l.load3(&rows.xa),
-        qa: q(&rows.qa),
-        xb: l.load3(&rows.xb),
-        qb: q(&rows.qb),
+        xa: l.load3(&st.xa),
+        qa: q(&st.qa),
+        xb: l.load3(&st.xb),
+        qb: q(&st.qb),
     };
     for _ in 0..2 {
-        solve_position(l, &pw, &pp, &mut x, s);
+        solve_position(l, &pw, pp, &mut x, s);
     }
     let mut out = WideOut {
         prestep: pw,
@@ -250,7 +256,7 @@ pub(crate) fn merge_halves<T: Pod>(lo: &T, hi: &T) -> T {
 
 /// The bundle as two halves of 8 lanes, one after the other (the AVX2 and
 /// baseline paths' `Half` lanes).
-fn run_halves(rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> WideOut {
+fn run_halves(rows: &(SetupRows, PositionPrestep), s: &PhysicsSettings, dt: f32) -> WideOut {
     let (lo, hi) = (
         run_wide(Half(0), rows, s, dt),
         run_wide(Half(1), rows, s, dt),
@@ -266,7 +272,11 @@ fn run_halves(rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> WideOut {
 
 /// The wide lane types this CPU runs: the portable bundle, its halves and,
 /// with AVX-512F, the `zmm` one.
-fn wide_outputs(rows: &SetupRows, s: &PhysicsSettings, dt: f32) -> Vec<(&'static str, WideOut)> {
+fn wide_outputs(
+    rows: &(SetupRows, PositionPrestep),
+    s: &PhysicsSettings,
+    dt: f32,
+) -> Vec<(&'static str, WideOut)> {
     #[allow(unused_mut)]
     let mut outs = vec![
         ("portable", run_wide(Wide, rows, s, dt)),
@@ -294,14 +304,13 @@ fn wide_and_scalar_are_bit_identical_lane_by_lane() {
     let mut r = TestRng(2024);
     let (mut blocks, mut clamped, mut bounced) = (0, 0, 0);
     for _ in 0..300 {
-        let rows = random_rows(&mut r);
+        let input = random_rows(&mut r);
+        let (rows, pp) = &input;
         let (mut ps, mut is) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
         for l in 0..LANES {
-            prepare(One(l), &rows, &s, dt, &mut ps, &mut is);
+            prepare(One(l), rows, pp, &s, dt, &mut ps, &mut is);
         }
-        let mut pp = PositionPrestep::zeroed();
-        prepare_positions(&rows, &mut pp);
-        let wides = wide_outputs(&rows, &s, dt);
+        let wides = wide_outputs(&input, &s, dt);
         let pw = &wides[0].1.prestep;
         blocks += pw.block.has.iter().filter(|&&h| h > 0.0).count();
         bounced += (0..LANES)
@@ -309,7 +318,7 @@ fn wide_and_scalar_are_bit_identical_lane_by_lane() {
             .count();
         // setup: the warm impulses before any iteration
         let (mut p0, mut i0) = (ContactPrestep::zeroed(), ContactImpulses::zeroed());
-        prepare(Wide, &rows, &s, dt, &mut p0, &mut i0);
+        prepare(Wide, rows, pp, &s, dt, &mut p0, &mut i0);
         assert_eq!(
             bytemuck::bytes_of(&i0),
             bytemuck::bytes_of(&is),
@@ -318,7 +327,7 @@ fn wide_and_scalar_are_bit_identical_lane_by_lane() {
         for l in 0..LANES {
             // one lane: warm start, 10 iterations, 2 pushes
             let o = One(l);
-            let mut vs = pair(o, &rows);
+            let mut vs = pair(o, rows);
             let mut imp = is;
             warm_start(o, &ps, &imp, &mut vs);
             for _ in 0..10 {
@@ -330,14 +339,15 @@ fn wide_and_scalar_are_bit_identical_lane_by_lane() {
                 z: o.load(&f[2]),
                 w: o.load(&f[3]),
             };
+            let st = &pp.statics;
             let mut xs = PairPose {
-                xa: o.load3(&rows.xa),
-                qa: q(&rows.qa),
-                xb: o.load3(&rows.xb),
-                qb: q(&rows.qb),
+                xa: o.load3(&st.xa),
+                qa: q(&st.qa),
+                xb: o.load3(&st.xb),
+                qb: q(&st.qb),
             };
             for _ in 0..2 {
-                solve_position(o, &ps, &pp, &mut xs, &s);
+                solve_position(o, &ps, pp, &mut xs, &s);
             }
             for (name, w) in &wides {
                 assert_eq!(

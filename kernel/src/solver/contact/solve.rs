@@ -12,10 +12,24 @@
 //! rows solved last hold best), then the non-penetration rows: the face
 //! block where it gives no pulling point, else one Gauss–Seidel pass.
 
-use super::batch::{ContactImpulses, ContactPrestep, POINTS};
+use super::batch::{ContactImpulses, ContactPrestep, Row3, POINTS};
+use super::prepare::block_arms;
 use crate::solver::bodies::PairVelocity;
 use crate::solver::parts::keep;
-use archipelago_simd::{Lane, Real, V3};
+use archipelago_simd::{Lane, Real, M3, V3};
+
+/// The bundle's (or lane's) world inverse inertias, A's and B's: every
+/// row's lever arms are turned by them here rather than read turned from
+/// the prestep (see [`ContactPrestep`]).
+#[inline(always)]
+fn inertias<L: Lane>(l: L, p: &ContactPrestep) -> (M3<L::R>, M3<L::R>) {
+    let m3 = |c: &[Row3; 3]| M3 {
+        x_axis: l.load3(&c[0]),
+        y_axis: l.load3(&c[1]),
+        z_axis: l.load3(&c[2]),
+    };
+    (m3(&p.ia), m3(&p.ib))
+}
 
 /// Impulse `lambda` along `dir` through a row's inertia-weighted lever
 /// arms `ia`, `ib` (the scalar solver's `PairVelocity::apply`).
@@ -69,6 +83,7 @@ pub(crate) fn warm_start<L: Lane>(
 ) {
     let n = l.load3(&p.normal);
     let (ima, imb) = (l.load(&p.inv_mass_a), l.load(&p.inv_mass_b));
+    let (ia, ib) = inertias(l, p);
     let count = l.load(&p.count);
     for k in 0..POINTS {
         let row = &p.points[k];
@@ -76,8 +91,8 @@ pub(crate) fn warm_start<L: Lane>(
         apply(
             &mut next,
             n,
-            l.load3(&row.ia_ra_x),
-            l.load3(&row.ib_rb_x),
+            ia.mul_vec(l.load3(&row.ra_x)),
+            ib.mul_vec(l.load3(&row.rb_x)),
             ima,
             imb,
             l.load(&imp.normal[k]),
@@ -89,19 +104,14 @@ pub(crate) fn warm_start<L: Lane>(
         apply(
             v,
             l.load3(t),
-            l.load3(&row.ia_ra_x),
-            l.load3(&row.ib_rb_x),
+            ia.mul_vec(l.load3(&row.ra_x)),
+            ib.mul_vec(l.load3(&row.rb_x)),
             ima,
             imb,
             l.load(&imp.friction[r]),
         );
     }
-    apply_angular(
-        v,
-        l.load3(&p.twist_ia),
-        l.load3(&p.twist_ib),
-        l.load(&imp.twist),
-    );
+    apply_angular(v, ia.mul_vec(n), ib.mul_vec(n), l.load(&imp.twist));
 }
 
 /// `x` limited to `[-max, max]`: `f32::clamp`'s body without its
@@ -130,6 +140,7 @@ pub(crate) fn solve<L: Lane>(
     let n = l.load3(&p.normal);
     let (t1, t2) = (l.load3(&p.tangent1), l.load3(&p.tangent2));
     let (ima, imb) = (l.load(&p.inv_mass_a), l.load(&p.inv_mass_b));
+    let (ia, ib) = inertias(l, p);
     let count = l.load(&p.count);
     let mut normal = [zero; POINTS];
     for (k, n) in normal.iter_mut().enumerate() {
@@ -144,10 +155,10 @@ pub(crate) fn solve<L: Lane>(
     let max = l.load(&p.friction) * normal_sum;
     let [r1, r2] = &p.friction_rows;
     let (i1, i2) = (l.load(&imp.friction[0]), l.load(&imp.friction[1]));
-    let (r1_ia, r1_ib) = (l.load3(&r1.ia_ra_x), l.load3(&r1.ib_rb_x));
-    let (r2_ia, r2_ib) = (l.load3(&r2.ia_ra_x), l.load3(&r2.ib_rb_x));
-    let l1 = i1 - l.load(&r1.mass) * row_velocity(t1, l.load3(&r1.ra_x), l.load3(&r1.rb_x), v);
-    let l2 = i2 - l.load(&r2.mass) * row_velocity(t2, l.load3(&r2.ra_x), l.load3(&r2.rb_x), v);
+    let (r1_ra, r1_rb) = (l.load3(&r1.ra_x), l.load3(&r1.rb_x));
+    let (r2_ra, r2_rb) = (l.load3(&r2.ra_x), l.load3(&r2.rb_x));
+    let l1 = i1 - l.load(&r1.mass) * row_velocity(t1, r1_ra, r1_rb, v);
+    let l2 = i2 - l.load(&r2.mass) * row_velocity(t2, r2_ra, r2_rb, v);
     let len2 = l1 * l1 + l2 * l2;
     let over = len2.gt(max * max);
     let s = L::R::select(len2.gt(zero), max / len2.sqrt(), zero);
@@ -157,14 +168,29 @@ pub(crate) fn solve<L: Lane>(
     );
     l.store(&mut imp.friction[0], l1);
     l.store(&mut imp.friction[1], l2);
-    apply(v, t1, r1_ia, r1_ib, ima, imb, l1 - i1);
-    apply(v, t2, r2_ia, r2_ib, ima, imb, l2 - i2);
+    apply(
+        v,
+        t1,
+        ia.mul_vec(r1_ra),
+        ib.mul_vec(r1_rb),
+        ima,
+        imb,
+        l1 - i1,
+    );
+    apply(
+        v,
+        t2,
+        ia.mul_vec(r2_ra),
+        ib.mul_vec(r2_rb),
+        ima,
+        imb,
+        l2 - i2,
+    );
 
     let tw_mass = l.load(&p.twist_mass);
     let radius = l.load(&p.twist_radius);
     let twist = L::R::and(tw_mass.gt(zero), radius.gt(zero));
     if L::R::any(twist) {
-        let (ia, ib) = (l.load3(&p.twist_ia), l.load3(&p.twist_ib));
         let it = l.load(&imp.twist);
         let max_twist = max * radius;
         let w_rel = n.dot(v.wb - v.wa);
@@ -172,7 +198,7 @@ pub(crate) fn solve<L: Lane>(
         let total = L::R::select(twist, total, it);
         l.store(&mut imp.twist, total);
         let mut next = *v;
-        apply_angular(&mut next, ia, ib, total - it);
+        apply_angular(&mut next, ia.mul_vec(n), ib.mul_vec(n), total - it);
         *v = keep(twist, next, *v);
     }
 
@@ -183,8 +209,9 @@ pub(crate) fn solve<L: Lane>(
     if L::R::any(has_block) {
         let (va, wa, vb, wb) = (v.va, v.wa, v.vb, v.wb);
         let dw = wb - wa;
+        let (ra_x, rb_x) = (l.load3(&b.ra_x), l.load3(&b.rb_x));
         let u = V3::new(
-            n.dot(vb - va) + l.load3(&b.rb_x).dot(wb) - l.load3(&b.ra_x).dot(wa),
+            n.dot(vb - va) + rb_x.dot(wb) - ra_x.dot(wa),
             -t2.dot(dw),
             t1.dot(dw),
         );
@@ -209,14 +236,12 @@ pub(crate) fn solve<L: Lane>(
             }
             let old_f = l.load3(&imp.block_f);
             l.store3(&mut imp.block_f, V3::select(block_done, f, old_f));
+            let arms = block_arms(&ia, &ib, ra_x, rb_x, t1, t2);
             let mut next = *v;
             next.va -= n.scale(df.x * ima);
             next.vb += n.scale(df.x * imb);
-            next.wa += l.load3(&b.ia_t2).scale(df.y)
-                - l.load3(&b.ia_t1).scale(df.z)
-                - l.load3(&b.ia_ra_x).scale(df.x);
-            next.wb += l.load3(&b.ib_rb_x).scale(df.x) - l.load3(&b.ib_t2).scale(df.y)
-                + l.load3(&b.ib_t1).scale(df.z);
+            next.wa += arms.ia_t2.scale(df.y) - arms.ia_t1.scale(df.z) - arms.ia_ra_x.scale(df.x);
+            next.wb += arms.ib_rb_x.scale(df.x) - arms.ib_t2.scale(df.y) + arms.ib_t1.scale(df.z);
             *v = keep(block_done, next, *v);
         }
     }
@@ -225,14 +250,15 @@ pub(crate) fn solve<L: Lane>(
     if L::R::any(gauss_seidel) {
         for (k, (row, nk)) in p.points.iter().zip(normal.iter_mut()).enumerate() {
             let active = L::R::and(gauss_seidel, has_point(count, k));
-            let vn = row_velocity(n, l.load3(&row.ra_x), l.load3(&row.rb_x), v);
+            let (ra_x, rb_x) = (l.load3(&row.ra_x), l.load3(&row.rb_x));
+            let vn = row_velocity(n, ra_x, rb_x, v);
             let total = (*nk + l.load(&row.mass) * (l.load(&row.target) - vn)).max(zero);
             let mut next = *v;
             apply(
                 &mut next,
                 n,
-                l.load3(&row.ia_ra_x),
-                l.load3(&row.ib_rb_x),
+                ia.mul_vec(ra_x),
+                ib.mul_vec(rb_x),
                 ima,
                 imb,
                 total - *nk,
