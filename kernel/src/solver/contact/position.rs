@@ -6,11 +6,12 @@
 //! A push turns a body by `θ = I⁻¹ (r × n) λ`, applied to its rotation to
 //! first order (`poses.rs`: [`turn`]).
 
-use super::batch::{ContactPrestep, PositionPrestep, Row3, POINTS};
+use super::batch::{ContactPrestep, PositionPrestep, POINTS};
 use super::prepare::axis_row;
 use crate::settings::PhysicsSettings;
+use crate::solver::parts::load_m3;
 use crate::solver::poses::{keep_q, turn, PairPose};
-use archipelago_simd::{Lane, Real, M3, V3};
+use archipelago_simd::{Lane, Real, V3};
 
 /// Baumgarte pushes on every point of a bundle's (or one lane's) contacts.
 // Inlined whole into each stage's loop per instruction set (`dispatch.rs`).
@@ -30,12 +31,7 @@ pub(crate) fn solve_position<L: Lane>(
     let n = l.load3(&p.normal);
     let (ima, imb) = (l.load(&p.inv_mass_a), l.load(&p.inv_mass_b));
     let (dyn_a, dyn_b) = (ima.gt(zero), imb.gt(zero));
-    let m3 = |c: &[Row3; 3]| M3 {
-        x_axis: l.load3(&c[0]),
-        y_axis: l.load3(&c[1]),
-        z_axis: l.load3(&c[2]),
-    };
-    let (ia, ib) = (m3(&p.ia), m3(&p.ib));
+    let (ia, ib) = (load_m3(l, &p.ia), load_m3(l, &p.ib));
     let count = l.load(&p.count);
     let slop = L::R::splat(s.penetration_slop);
     let deepest = L::R::splat(-s.max_penetration_distance);

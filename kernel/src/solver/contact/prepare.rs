@@ -20,7 +20,9 @@ use crate::narrowphase::Manifold;
 use crate::settings::PhysicsSettings;
 use crate::solver::bodies::BodyVelocity;
 use crate::solver::layout::PADDING;
-use archipelago_simd::{Lane, Real, LANES, M3, Q4, V3};
+use crate::solver::parts::{load_m3, store_m3};
+use crate::solver::poses::load_q;
+use archipelago_simd::{Lane, Real, LANES, M3, V3};
 
 /// A face block is used only where the targets are affine over the face
 /// (always true for resting and planar speculative contacts): worst misfit
@@ -29,8 +31,8 @@ const BLOCK_TARGET_FIT: f32 = 1e-4;
 
 /// One bundle's inputs, a row per value.
 ///
-/// The inputs the position solve also reads (poses, inertias, the
-/// manifolds' local points) are gathered straight into the bundle's
+/// The inputs the position solve also reads (the poses and the manifolds'
+/// local points) are gathered straight into the bundle's
 /// [`PositionPrestep`] instead, which setup then reads: copying them there
 /// afterwards was 3.7 KB a bundle.
 pub(crate) struct SetupRows {
@@ -423,21 +425,10 @@ pub(crate) fn prepare<L: Lane>(
     imp: &mut ContactImpulses,
 ) {
     let zero = L::R::zero();
-    let m3 = |c: &[Row3; 3]| M3 {
-        x_axis: l.load3(&c[0]),
-        y_axis: l.load3(&c[1]),
-        z_axis: l.load3(&c[2]),
-    };
-    let q4 = |q: &[Row; 4]| Q4 {
-        x: l.load(&q[0]),
-        y: l.load(&q[1]),
-        z: l.load(&q[2]),
-        w: l.load(&q[3]),
-    };
     let (xa, xb) = (l.load3(&pos.statics.xa), l.load3(&pos.statics.xb));
-    let (qa, qb) = (q4(&pos.statics.qa), q4(&pos.statics.qb));
+    let (qa, qb) = (load_q(l, &pos.statics.qa), load_q(l, &pos.statics.qb));
     let (ima, imb) = (l.load(&rows.ima), l.load(&rows.imb));
-    let (ia, ib) = (m3(&rows.ia), m3(&rows.ib));
+    let (ia, ib) = (load_m3(l, &rows.ia), load_m3(l, &rows.ib));
     let n = l.load3(&rows.normal);
     let t1 = perpendicular(n);
     let t2 = n.cross(t1);
@@ -505,10 +496,8 @@ pub(crate) fn prepare<L: Lane>(
     }
     let (ia_n, ib_n) = (ia.mul_vec(n), ib.mul_vec(n));
     let k_twist = ia_n.dot(n) + ib_n.dot(n);
-    for c in 0..3 {
-        l.store3(&mut p.ia[c], l.load3(&rows.ia[c]));
-        l.store3(&mut p.ib[c], l.load3(&rows.ib[c]));
-    }
+    store_m3(l, &mut p.ia, ia);
+    store_m3(l, &mut p.ib, ib);
     l.store(
         &mut p.twist_mass,
         L::R::select(k_twist.gt(zero), L::R::splat(1.0) / k_twist, zero),

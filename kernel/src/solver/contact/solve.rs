@@ -12,24 +12,11 @@
 //! rows solved last hold best), then the non-penetration rows: the face
 //! block where it gives no pulling point, else one Gauss–Seidel pass.
 
-use super::batch::{ContactImpulses, ContactPrestep, Row3, POINTS};
+use super::batch::{ContactImpulses, ContactPrestep, POINTS};
 use super::prepare::block_arms;
 use crate::solver::bodies::PairVelocity;
-use crate::solver::parts::keep;
-use archipelago_simd::{Lane, Real, M3, V3};
-
-/// The bundle's (or lane's) world inverse inertias, A's and B's: every
-/// row's lever arms are turned by them here rather than read turned from
-/// the prestep (see [`ContactPrestep`]).
-#[inline(always)]
-fn inertias<L: Lane>(l: L, p: &ContactPrestep) -> (M3<L::R>, M3<L::R>) {
-    let m3 = |c: &[Row3; 3]| M3 {
-        x_axis: l.load3(&c[0]),
-        y_axis: l.load3(&c[1]),
-        z_axis: l.load3(&c[2]),
-    };
-    (m3(&p.ia), m3(&p.ib))
-}
+use crate::solver::parts::{keep, load_m3};
+use archipelago_simd::{Lane, Real, V3};
 
 /// Impulse `lambda` along `dir` through a row's inertia-weighted lever
 /// arms `ia`, `ib` (the scalar solver's `PairVelocity::apply`).
@@ -83,7 +70,8 @@ pub(crate) fn warm_start<L: Lane>(
 ) {
     let n = l.load3(&p.normal);
     let (ima, imb) = (l.load(&p.inv_mass_a), l.load(&p.inv_mass_b));
-    let (ia, ib) = inertias(l, p);
+    // every row's lever arms are turned by these here (see `ContactPrestep`)
+    let (ia, ib) = (load_m3(l, &p.ia), load_m3(l, &p.ib));
     let count = l.load(&p.count);
     for k in 0..POINTS {
         let row = &p.points[k];
@@ -140,7 +128,7 @@ pub(crate) fn solve<L: Lane>(
     let n = l.load3(&p.normal);
     let (t1, t2) = (l.load3(&p.tangent1), l.load3(&p.tangent2));
     let (ima, imb) = (l.load(&p.inv_mass_a), l.load(&p.inv_mass_b));
-    let (ia, ib) = inertias(l, p);
+    let (ia, ib) = (load_m3(l, &p.ia), load_m3(l, &p.ib));
     let count = l.load(&p.count);
     let mut normal = [zero; POINTS];
     for (k, n) in normal.iter_mut().enumerate() {
@@ -215,11 +203,7 @@ pub(crate) fn solve<L: Lane>(
             -t2.dot(dw),
             t1.dot(dw),
         );
-        let k3 = archipelago_simd::M3 {
-            x_axis: l.load3(&b.k3_inv[0]),
-            y_axis: l.load3(&b.k3_inv[1]),
-            z_axis: l.load3(&b.k3_inv[2]),
-        };
+        let k3 = load_m3(l, &b.k3_inv);
         let df = k3.mul_vec(l.load3(&b.u_target) - u);
         let f = l.load3(&imp.block_f) + df;
         let mut lambda = [zero; POINTS];
